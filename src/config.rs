@@ -1,0 +1,130 @@
+//! Command line and environment → [`Config`]. Flag names and meanings follow Azurite's
+//! table service (`azurite-table`), so scripts and Testcontainers setups carry over.
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// aztable: an Azure Table Storage compatible server (an Azurite-compatible emulator
+/// backed by RocksDB).
+#[derive(Debug, Clone, Parser)]
+#[command(name = "aztable", version, about, long_about = None)]
+pub struct Args {
+    /// Address to listen on. Use 0.0.0.0 to accept connections from other hosts.
+    #[arg(long = "tableHost", default_value = "127.0.0.1")]
+    pub table_host: String,
+
+    /// Port to listen on (0 picks a free port; the chosen port is logged).
+    #[arg(long = "tablePort", default_value_t = 10002)]
+    pub table_port: u16,
+
+    /// Directory holding the RocksDB data.
+    #[arg(short = 'l', long = "location", default_value = "./aztable-data")]
+    pub location: PathBuf,
+
+    /// Keep all data in memory only; nothing is written to disk and nothing survives a restart.
+    #[arg(long = "inMemoryPersistence")]
+    pub in_memory_persistence: bool,
+
+    /// Silent mode: no access log lines (one per request); warnings and errors still print.
+    #[arg(short = 's', long = "silent")]
+    pub silent: bool,
+
+    /// Write a debug log (every request in detail) to this file.
+    #[arg(short = 'd', long = "debug", value_name = "FILE")]
+    pub debug: Option<PathBuf>,
+
+    /// Loose mode: ignore unsupported headers and query parameters instead of failing.
+    #[arg(short = 'L', long = "loose")]
+    pub loose: bool,
+
+    /// Accept any x-ms-version header instead of answering 400 InvalidHeaderValue to
+    /// versions newer than this server knows.
+    #[arg(long = "skipApiVersionCheck")]
+    pub skip_api_version_check: bool,
+
+    /// Never read the account from the host name (`<account>.table.localhost`); always
+    /// from the first path segment.
+    #[arg(long = "disableProductStyleUrl")]
+    pub disable_product_style_url: bool,
+}
+
+/// Server settings derived from [`Args`] and the environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// `None` with `--inMemoryPersistence`.
+    pub data_dir: Option<PathBuf>,
+    pub silent: bool,
+    pub debug_log: Option<PathBuf>,
+    pub loose: bool,
+    pub skip_api_version_check: bool,
+    pub disable_product_style_url: bool,
+    /// Value of `AZURITE_ACCOUNTS` (`name1:key1:key2;name2:key1`), if set.
+    pub extra_accounts: Option<String>,
+}
+
+impl Config {
+    /// Builds the configuration; fails on an unparseable host.
+    pub fn from_args(args: Args, azurite_accounts: Option<String>) -> Result<Config, String> {
+        let host = if args.table_host == "localhost" { "127.0.0.1" } else { args.table_host.as_str() };
+        let ip: std::net::IpAddr =
+            host.parse().map_err(|_| format!("--tableHost: '{}' is not an IP address", args.table_host))?;
+        Ok(Config {
+            listen: SocketAddr::new(ip, args.table_port),
+            data_dir: (!args.in_memory_persistence).then_some(args.location),
+            silent: args.silent,
+            debug_log: args.debug,
+            loose: args.loose,
+            skip_api_version_check: args.skip_api_version_check,
+            disable_product_style_url: args.disable_product_style_url,
+            extra_accounts: azurite_accounts.filter(|s| !s.trim().is_empty()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_azurite() {
+        let args = Args::parse_from(["aztable"]);
+        let c = Config::from_args(args, None).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:10002");
+        assert_eq!(c.data_dir.as_deref(), Some(std::path::Path::new("./aztable-data")));
+        assert!(!c.silent && !c.loose && !c.skip_api_version_check);
+    }
+
+    #[test]
+    fn azurite_flag_names() {
+        let args = Args::parse_from([
+            "aztable",
+            "--tableHost",
+            "0.0.0.0",
+            "--tablePort",
+            "0",
+            "-l",
+            "/tmp/x",
+            "--inMemoryPersistence",
+            "-s",
+            "-d",
+            "/tmp/debug.log",
+            "-L",
+            "--skipApiVersionCheck",
+            "--disableProductStyleUrl",
+        ]);
+        let c = Config::from_args(args, Some("acct:a2V5".into())).unwrap();
+        assert_eq!(c.listen.to_string(), "0.0.0.0:0");
+        assert_eq!(c.data_dir, None);
+        assert!(c.silent && c.loose && c.skip_api_version_check && c.disable_product_style_url);
+        assert_eq!(c.debug_log.as_deref(), Some(std::path::Path::new("/tmp/debug.log")));
+        assert_eq!(c.extra_accounts.as_deref(), Some("acct:a2V5"));
+    }
+
+    #[test]
+    fn bad_host_is_an_error() {
+        let args = Args::parse_from(["aztable", "--tableHost", "not a host"]);
+        assert!(Config::from_args(args, None).is_err());
+    }
+}

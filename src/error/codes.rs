@@ -1,0 +1,218 @@
+//! The registry of wire error codes: each Azure error code string, its HTTP status and
+//! its default message, in exhaustive matches.
+
+/// An Azure Storage / Table service error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    AtomFormatNotSupported,
+    AuthenticationFailed,
+    AuthorizationFailure,
+    AuthorizationPermissionMismatch,
+    AuthorizationResourceTypeMismatch,
+    AuthorizationServiceMismatch,
+    AuthorizationProtocolMismatch,
+    AuthorizationSourceIPMismatch,
+    CommandsInBatchActOnDifferentPartitions,
+    CorsPreflightFailure,
+    DuplicatePropertiesSpecified,
+    EntityAlreadyExists,
+    EntityTooLarge,
+    InternalError,
+    InvalidAuthenticationInfo,
+    InvalidDuplicateRow,
+    InvalidHeaderValue,
+    InvalidHttpVerb,
+    InvalidInput,
+    InvalidQueryParameterValue,
+    InvalidResourceName,
+    InvalidUri,
+    InvalidValueType,
+    InvalidXmlDocument,
+    JsonFormatNotSupported,
+    MediaTypeNotSupported,
+    MethodNotAllowed,
+    MissingRequiredHeader,
+    NoAuthenticationInformation,
+    NotImplemented,
+    OperationTimedOut,
+    OutOfRangeInput,
+    OutOfRangeQueryParameterValue,
+    PropertiesNeedValue,
+    PropertyNameInvalid,
+    PropertyNameTooLong,
+    PropertyValueTooLarge,
+    RequestBodyTooLarge,
+    ResourceNotFound,
+    ServerBusy,
+    TableAlreadyExists,
+    TableBeingDeleted,
+    TableNotFound,
+    TooManyProperties,
+    UnsupportedHttpVerb,
+    UpdateConditionNotSatisfied,
+    XMethodIncorrectCount,
+    XMethodIncorrectValue,
+    XMethodNotUsingPost,
+}
+
+impl ErrorCode {
+    /// Returns the code string clients match on.
+    pub fn as_str(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            AtomFormatNotSupported => "AtomFormatNotSupported",
+            AuthenticationFailed => "AuthenticationFailed",
+            AuthorizationFailure => "AuthorizationFailure",
+            AuthorizationPermissionMismatch => "AuthorizationPermissionMismatch",
+            AuthorizationResourceTypeMismatch => "AuthorizationResourceTypeMismatch",
+            AuthorizationServiceMismatch => "AuthorizationServiceMismatch",
+            AuthorizationProtocolMismatch => "AuthorizationProtocolMismatch",
+            AuthorizationSourceIPMismatch => "AuthorizationSourceIPMismatch",
+            CommandsInBatchActOnDifferentPartitions => "CommandsInBatchActOnDifferentPartitions",
+            CorsPreflightFailure => "CorsPreflightFailure",
+            DuplicatePropertiesSpecified => "DuplicatePropertiesSpecified",
+            EntityAlreadyExists => "EntityAlreadyExists",
+            EntityTooLarge => "EntityTooLarge",
+            InternalError => "InternalError",
+            InvalidAuthenticationInfo => "InvalidAuthenticationInfo",
+            InvalidDuplicateRow => "InvalidDuplicateRow",
+            InvalidHeaderValue => "InvalidHeaderValue",
+            InvalidHttpVerb => "InvalidHttpVerb",
+            InvalidInput => "InvalidInput",
+            InvalidQueryParameterValue => "InvalidQueryParameterValue",
+            InvalidResourceName => "InvalidResourceName",
+            InvalidUri => "InvalidUri",
+            InvalidValueType => "InvalidValueType",
+            InvalidXmlDocument => "InvalidXmlDocument",
+            JsonFormatNotSupported => "JsonFormatNotSupported",
+            MediaTypeNotSupported => "MediaTypeNotSupported",
+            MethodNotAllowed => "MethodNotAllowed",
+            MissingRequiredHeader => "MissingRequiredHeader",
+            NoAuthenticationInformation => "NoAuthenticationInformation",
+            NotImplemented => "NotImplemented",
+            OperationTimedOut => "OperationTimedOut",
+            OutOfRangeInput => "OutOfRangeInput",
+            OutOfRangeQueryParameterValue => "OutOfRangeQueryParameterValue",
+            PropertiesNeedValue => "PropertiesNeedValue",
+            PropertyNameInvalid => "PropertyNameInvalid",
+            PropertyNameTooLong => "PropertyNameTooLong",
+            PropertyValueTooLarge => "PropertyValueTooLarge",
+            RequestBodyTooLarge => "RequestBodyTooLarge",
+            ResourceNotFound => "ResourceNotFound",
+            ServerBusy => "ServerBusy",
+            TableAlreadyExists => "TableAlreadyExists",
+            TableBeingDeleted => "TableBeingDeleted",
+            TableNotFound => "TableNotFound",
+            TooManyProperties => "TooManyProperties",
+            UnsupportedHttpVerb => "UnsupportedHttpVerb",
+            UpdateConditionNotSatisfied => "UpdateConditionNotSatisfied",
+            XMethodIncorrectCount => "XMethodIncorrectCount",
+            XMethodIncorrectValue => "XMethodIncorrectValue",
+            XMethodNotUsingPost => "XMethodNotUsingPost",
+        }
+    }
+
+    /// Returns the HTTP status the service answers with.
+    pub fn status(self) -> u16 {
+        use ErrorCode::*;
+        match self {
+            NoAuthenticationInformation | InvalidAuthenticationInfo => 401,
+            AuthenticationFailed
+            | AuthorizationFailure
+            | AuthorizationPermissionMismatch
+            | AuthorizationResourceTypeMismatch
+            | AuthorizationServiceMismatch
+            | AuthorizationProtocolMismatch
+            | AuthorizationSourceIPMismatch
+            | CorsPreflightFailure => 403,
+            ResourceNotFound | TableNotFound => 404,
+            MethodNotAllowed | UnsupportedHttpVerb => 405,
+            EntityAlreadyExists | TableAlreadyExists | TableBeingDeleted => 409,
+            UpdateConditionNotSatisfied => 412,
+            RequestBodyTooLarge => 413,
+            AtomFormatNotSupported | JsonFormatNotSupported | MediaTypeNotSupported => 415,
+            InternalError | OperationTimedOut => 500,
+            NotImplemented => 501,
+            ServerBusy => 503,
+            CommandsInBatchActOnDifferentPartitions
+            | DuplicatePropertiesSpecified
+            | EntityTooLarge
+            | InvalidDuplicateRow
+            | InvalidHeaderValue
+            | InvalidHttpVerb
+            | InvalidInput
+            | InvalidQueryParameterValue
+            | InvalidResourceName
+            | InvalidUri
+            | InvalidValueType
+            | InvalidXmlDocument
+            | MissingRequiredHeader
+            | OutOfRangeInput
+            | OutOfRangeQueryParameterValue
+            | PropertiesNeedValue
+            | PropertyNameInvalid
+            | PropertyNameTooLong
+            | PropertyValueTooLarge
+            | TooManyProperties
+            | XMethodIncorrectCount
+            | XMethodIncorrectValue
+            | XMethodNotUsingPost => 400,
+        }
+    }
+
+    /// Returns the service's default message for the code.
+    pub fn default_message(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            AtomFormatNotSupported => "Atom format is not supported.",
+            AuthenticationFailed => "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+            AuthorizationFailure => "This request is not authorized to perform this operation.",
+            AuthorizationPermissionMismatch => "This request is not authorized to perform this operation using this permission.",
+            AuthorizationResourceTypeMismatch => "This request is not authorized to perform this operation using this resource type.",
+            AuthorizationServiceMismatch => "This request is not authorized to perform this operation using this service.",
+            AuthorizationProtocolMismatch => "This request is not authorized to perform this operation using this protocol.",
+            AuthorizationSourceIPMismatch => "This request is not authorized to perform this operation using this source IP.",
+            CommandsInBatchActOnDifferentPartitions => "All commands in a batch must operate on same entity group.",
+            CorsPreflightFailure => "CORS not enabled or no matching rule found for this request.",
+            DuplicatePropertiesSpecified => "A property is specified more than one time.",
+            EntityAlreadyExists => "The specified entity already exists.",
+            EntityTooLarge => "The entity is larger than the maximum size permitted.",
+            InternalError => "The server encountered an internal error. Please retry the request.",
+            InvalidAuthenticationInfo => "Authentication information is not given in the correct format. Check the value of Authorization header.",
+            InvalidDuplicateRow => "A command with the same RowKey is already present in the batch. An entity can appear only once in a batch.",
+            InvalidHeaderValue => "The value for one of the HTTP headers is not in the correct format.",
+            InvalidHttpVerb => "The HTTP verb specified is invalid - it is not recognized by the server.",
+            InvalidInput => "One of the request inputs is not valid.",
+            InvalidQueryParameterValue => "Value for one of the query parameters specified in the request URI is invalid.",
+            InvalidResourceName => "The specifed resource name contains invalid characters.",
+            InvalidUri => "The requested URI does not represent any resource on the server.",
+            InvalidValueType => "The value specified is invalid.",
+            InvalidXmlDocument => "XML specified is not syntactically valid.",
+            JsonFormatNotSupported => "JSON format is not supported.",
+            MediaTypeNotSupported => "None of the provided media types are supported.",
+            MethodNotAllowed => "The requested method is not allowed on the specified resource.",
+            MissingRequiredHeader => "An HTTP header that's mandatory for this request is not specified.",
+            NoAuthenticationInformation => "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.",
+            NotImplemented => "The requested operation is not implemented on the specified resource.",
+            OperationTimedOut => "The operation could not be completed within the permitted time.",
+            OutOfRangeInput => "One of the request inputs is out of range.",
+            OutOfRangeQueryParameterValue => "One of the query parameters specified in the request URI is outside the permissible range.",
+            PropertiesNeedValue => "Values have not been specified for all properties in the entity.",
+            PropertyNameInvalid => "The property name is invalid.",
+            PropertyNameTooLong => "The property name exceeds the maximum allowed length.",
+            PropertyValueTooLarge => "The property value exceeds the maximum allowed size (64KB). If the property value is a string, it is UTF-16 encoded and the maximum number of characters should be 32K or less.",
+            RequestBodyTooLarge => "The request body is too large and exceeds the maximum permissible limit.",
+            ResourceNotFound => "The specified resource does not exist.",
+            ServerBusy => "The server is currently unable to receive requests. Please retry your request.",
+            TableAlreadyExists => "The table specified already exists.",
+            TableBeingDeleted => "The specified table is being deleted. Try operation later.",
+            TableNotFound => "The table specified does not exist.",
+            TooManyProperties => "The entity contains more properties than allowed. Each entity can include up to 252 properties to store data. Each entity also has 3 system properties.",
+            UnsupportedHttpVerb => "The resource doesn't support specified Http Verb.",
+            UpdateConditionNotSatisfied => "The update condition specified in the request was not satisfied.",
+            XMethodIncorrectCount => "More than one X-HTTP-Method is specified.",
+            XMethodIncorrectValue => "The specified X-HTTP-Method is invalid.",
+            XMethodNotUsingPost => "The request uses X-HTTP-Method with an HTTP verb other than POST.",
+        }
+    }
+}

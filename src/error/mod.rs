@@ -1,0 +1,82 @@
+//! The wire error: an [`ErrorCode`] plus a message. Every layer's error converts into
+//! [`ApiError`] here, and only here; `http::error_response` renders it.
+
+mod codes;
+
+pub use codes::ErrorCode;
+use std::borrow::Cow;
+
+/// An error as the client will see it: code, status (from the code) and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: Cow<'static, str>,
+    /// Extra detail sent as `AuthenticationErrorDetail` on 403s.
+    pub auth_detail: Option<String>,
+}
+
+impl ApiError {
+    /// An error with the code's default message.
+    pub fn new(code: ErrorCode) -> Self {
+        ApiError { code, message: Cow::Borrowed(code.default_message()), auth_detail: None }
+    }
+
+    /// An error with a specific message.
+    pub fn with_message(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        ApiError { code, message: message.into(), auth_detail: None }
+    }
+
+    /// Returns the HTTP status for this error.
+    pub fn status(&self) -> u16 {
+        self.code.status()
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl From<crate::model::names::NameError> for ApiError {
+    fn from(e: crate::model::names::NameError) -> Self {
+        use crate::model::names::NameError::*;
+        match e {
+            InvalidTableName => ApiError::with_message(
+                ErrorCode::InvalidResourceName,
+                "The specifed resource name contains invalid characters.",
+            ),
+            KeyTooLarge => ApiError::with_message(
+                ErrorCode::OutOfRangeInput,
+                "The 'PartitionKey' or 'RowKey' parameter exceeds the maximum allowed key size (1KiB).",
+            ),
+            KeyInvalidChar => ApiError::with_message(
+                ErrorCode::InvalidInput,
+                "The 'PartitionKey' or 'RowKey' contains an invalid character.",
+            ),
+            PropertyNameInvalid => ApiError::new(ErrorCode::PropertyNameInvalid),
+            PropertyNameTooLong => ApiError::new(ErrorCode::PropertyNameTooLong),
+        }
+    }
+}
+
+impl From<crate::service::ServiceError> for ApiError {
+    fn from(e: crate::service::ServiceError) -> Self {
+        use crate::service::ServiceError as S;
+        match e {
+            S::TableNotFound => ApiError::new(ErrorCode::TableNotFound),
+            S::TableAlreadyExists => ApiError::new(ErrorCode::TableAlreadyExists),
+            S::ResourceNotFound => ApiError::new(ErrorCode::ResourceNotFound),
+            S::EntityAlreadyExists => ApiError::new(ErrorCode::EntityAlreadyExists),
+            S::ConditionNotSatisfied => ApiError::new(ErrorCode::UpdateConditionNotSatisfied),
+            S::Invalid(api) => api,
+            S::Store(source) => {
+                // The engine's error goes to the log, never to the client.
+                tracing::error!(error = %source, "storage failure");
+                ApiError::new(ErrorCode::InternalError)
+            }
+        }
+    }
+}

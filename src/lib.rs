@@ -1,0 +1,31 @@
+//! aztable: an Azure Table Storage compatible server.
+//!
+//! Layers (arrows are allowed imports), see `docs/ARCHITECTURE.md`:
+//!
+//! ```text
+//! http ──► auth, odata, service, error, model      (the only place axum appears)
+//! service ──► partition, model, error
+//! partition ──► store, model
+//! store ──► model                                   (the only place rocksdb appears)
+//! auth, odata ──► model, error                      (pure: no I/O, no async)
+//! ```
+//!
+//! - [`config`]: command line and environment → [`config::Config`].
+//! - [`model`]: entities, Edm values, names, time, continuation tokens.
+//! - [`error`]: the wire error registry and [`error::ApiError`].
+//! - [`auth`]: SharedKey / SharedKeyLite verification, accounts.
+//! - [`odata`]: JSON payload formats and content negotiation.
+//! - [`http`]: axum front end: routing, handlers, response rendering.
+//! - [`service`]: one function per REST operation.
+//! - [`partition`]: the partition server: serialized writes per partition.
+//! - [`store`]: ordered key/value storage (RocksDB or memory).
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod model;
+pub mod odata;
+pub mod partition;
+pub mod service;
+pub mod store;

@@ -1,0 +1,105 @@
+//! Edm property types and values (the Table service's type system).
+//!
+//! `EdmValue` is what is stored and compared; conversion to and from the wire lives in
+//! `odata`, conversion to and from bytes in `store::codec`.
+
+use super::time::Ticks;
+
+/// One of the eight Edm types the Table service stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdmType {
+    String,
+    Int32,
+    Int64,
+    Double,
+    Boolean,
+    DateTime,
+    Guid,
+    Binary,
+}
+
+impl EdmType {
+    /// Returns the OData type name, e.g. `Edm.Int64`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdmType::String => "Edm.String",
+            EdmType::Int32 => "Edm.Int32",
+            EdmType::Int64 => "Edm.Int64",
+            EdmType::Double => "Edm.Double",
+            EdmType::Boolean => "Edm.Boolean",
+            EdmType::DateTime => "Edm.DateTime",
+            EdmType::Guid => "Edm.Guid",
+            EdmType::Binary => "Edm.Binary",
+        }
+    }
+
+    /// Parses an OData type name; `None` for anything the Table service does not store.
+    pub fn parse(s: &str) -> Option<EdmType> {
+        Some(match s {
+            "Edm.String" => EdmType::String,
+            "Edm.Int32" => EdmType::Int32,
+            "Edm.Int64" => EdmType::Int64,
+            "Edm.Double" => EdmType::Double,
+            "Edm.Boolean" => EdmType::Boolean,
+            "Edm.DateTime" => EdmType::DateTime,
+            "Edm.Guid" => EdmType::Guid,
+            "Edm.Binary" => EdmType::Binary,
+            _ => return None,
+        })
+    }
+}
+
+/// A typed property value. Nulls are never stored (a null on write means "absent").
+#[derive(Debug, Clone, PartialEq)]
+pub enum EdmValue {
+    String(String),
+    Int32(i32),
+    Int64(i64),
+    Double(f64),
+    Boolean(bool),
+    DateTime(Ticks),
+    Guid([u8; 16]),
+    Binary(Vec<u8>),
+}
+
+impl EdmValue {
+    /// Returns the value's Edm type.
+    pub fn edm_type(&self) -> EdmType {
+        match self {
+            EdmValue::String(_) => EdmType::String,
+            EdmValue::Int32(_) => EdmType::Int32,
+            EdmValue::Int64(_) => EdmType::Int64,
+            EdmValue::Double(_) => EdmType::Double,
+            EdmValue::Boolean(_) => EdmType::Boolean,
+            EdmValue::DateTime(_) => EdmType::DateTime,
+            EdmValue::Guid(_) => EdmType::Guid,
+            EdmValue::Binary(_) => EdmType::Binary,
+        }
+    }
+
+    /// Returns the size the service charges against the 1 MiB entity limit
+    /// (strings count as UTF-16, two bytes a code unit).
+    pub fn stored_size(&self) -> usize {
+        match self {
+            EdmValue::String(s) => s.encode_utf16().count() * 2,
+            EdmValue::Int32(_) => 4,
+            EdmValue::Int64(_) | EdmValue::Double(_) | EdmValue::DateTime(_) => 8,
+            EdmValue::Boolean(_) => 1,
+            EdmValue::Guid(_) => 16,
+            EdmValue::Binary(b) => b.len(),
+        }
+    }
+}
+
+/// Formats a GUID as lowercase hyphenated hex.
+pub fn format_guid(g: &[u8; 16]) -> String {
+    uuid::Uuid::from_bytes(*g).hyphenated().to_string()
+}
+
+/// Parses a GUID in the hyphenated 8-4-4-4-12 form (case-insensitive).
+pub fn parse_guid(s: &str) -> Option<[u8; 16]> {
+    if s.len() != 36 {
+        return None;
+    }
+    uuid::Uuid::try_parse(s).ok().map(|u| *u.as_bytes())
+}

@@ -1,0 +1,104 @@
+//! Validation rules for table names, keys and property names.
+
+/// Why a name or key was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameError {
+    /// Table name breaks `^[A-Za-z][A-Za-z0-9]{2,62}$` or is reserved.
+    InvalidTableName,
+    /// Key longer than 1 KiB (UTF-16 code units, as the service counts).
+    KeyTooLarge,
+    /// Key holds `/ \ # ?` or a control character.
+    KeyInvalidChar,
+    /// Property name is not a valid identifier.
+    PropertyNameInvalid,
+    /// Property name longer than 255 characters.
+    PropertyNameTooLong,
+}
+
+/// Largest key, in UTF-16 code units.
+pub const MAX_KEY_UTF16: usize = 1024;
+/// Most custom properties an entity may carry (255 minus PartitionKey, RowKey, Timestamp).
+pub const MAX_CUSTOM_PROPERTIES: usize = 252;
+/// Longest property name.
+pub const MAX_PROPERTY_NAME: usize = 255;
+/// Largest string (UTF-16 bytes) or binary value.
+pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+/// Largest entity (sum of property data).
+pub const MAX_ENTITY_BYTES: usize = 1024 * 1024;
+
+/// Checks a table name: 3–63 ASCII alphanumerics starting with a letter, not `tables`.
+pub fn validate_table_name(name: &str) -> Result<(), NameError> {
+    let b = name.as_bytes();
+    let shape_ok = (3..=63).contains(&b.len())
+        && b[0].is_ascii_alphabetic()
+        && b.iter().all(u8::is_ascii_alphanumeric);
+    if !shape_ok || name.eq_ignore_ascii_case("tables") {
+        return Err(NameError::InvalidTableName);
+    }
+    Ok(())
+}
+
+/// Checks a PartitionKey or RowKey value. Empty keys are allowed.
+pub fn validate_key(key: &str) -> Result<(), NameError> {
+    if key.len() > MAX_KEY_UTF16 && key.encode_utf16().count() > MAX_KEY_UTF16 {
+        return Err(NameError::KeyTooLarge);
+    }
+    let bad = |c: char| matches!(c, '/' | '\\' | '#' | '?') || ('\u{0}'..='\u{1f}').contains(&c) || ('\u{7f}'..='\u{9f}').contains(&c);
+    if key.chars().any(bad) {
+        return Err(NameError::KeyInvalidChar);
+    }
+    Ok(())
+}
+
+/// Checks a custom property name: a C#-style identifier (letter or `_` first, then
+/// letters, digits or `_`), at most 255 characters.
+pub fn validate_property_name(name: &str) -> Result<(), NameError> {
+    if name.chars().count() > MAX_PROPERTY_NAME {
+        return Err(NameError::PropertyNameTooLong);
+    }
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_');
+    if !first_ok || !chars.all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(NameError::PropertyNameInvalid);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names() {
+        assert!(validate_table_name("abc").is_ok());
+        assert!(validate_table_name("A1b2C3").is_ok());
+        assert!(validate_table_name(&"a".repeat(63)).is_ok());
+        assert!(validate_table_name(&"a".repeat(64)).is_err());
+        assert!(validate_table_name("ab").is_err());
+        assert!(validate_table_name("1abc").is_err());
+        assert!(validate_table_name("ab-c").is_err());
+        assert!(validate_table_name("Tables").is_err());
+        assert!(validate_table_name("tables").is_err());
+    }
+
+    #[test]
+    fn keys() {
+        assert!(validate_key("").is_ok());
+        assert!(validate_key("héllo wörld").is_ok());
+        assert!(validate_key(&"x".repeat(1024)).is_ok());
+        assert_eq!(validate_key(&"x".repeat(1025)), Err(NameError::KeyTooLarge));
+        for bad in ["a/b", "a\\b", "a#b", "a?b", "a\tb", "a\u{7f}", "a\u{85}"] {
+            assert_eq!(validate_key(bad), Err(NameError::KeyInvalidChar), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn property_names() {
+        assert!(validate_property_name("Name").is_ok());
+        assert!(validate_property_name("_x1").is_ok());
+        assert!(validate_property_name("a-b").is_err());
+        assert!(validate_property_name("1a").is_err());
+        assert!(validate_property_name("").is_err());
+        assert_eq!(validate_property_name(&"a".repeat(256)), Err(NameError::PropertyNameTooLong));
+    }
+}

@@ -1,0 +1,222 @@
+//! Time as the Table service keeps it: 100 ns ticks since 0001-01-01T00:00:00Z
+//! (the .NET `DateTime.Ticks` scale), valid for Edm.DateTime from 1601-01-01 to
+//! 9999-12-31, and a clock whose readings strictly increase.
+
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Ticks between 0001-01-01 and 1970-01-01.
+const UNIX_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
+/// 1601-01-01T00:00:00Z, the smallest Edm.DateTime the service accepts.
+pub const MIN_EDM_DATETIME: Ticks = Ticks(504_911_232_000_000_000);
+/// 9999-12-31T23:59:59.9999999Z.
+pub const MAX_EDM_DATETIME: Ticks = Ticks(3_155_378_975_999_999_999);
+
+/// 100 ns ticks since 0001-01-01T00:00:00Z (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticks(pub i64);
+
+impl Ticks {
+    /// Converts from a chrono UTC time.
+    pub fn from_datetime(dt: DateTime<Utc>) -> Ticks {
+        let secs = dt.timestamp();
+        let sub = i64::from(dt.timestamp_subsec_nanos() / 100);
+        Ticks(UNIX_EPOCH_TICKS + secs * 10_000_000 + sub)
+    }
+
+    /// Parses an ISO 8601 UTC date-time as clients send it for Edm.DateTime and in
+    /// `datetime'…'` literals: `YYYY-MM-DDThh:mm[:ss[.f{1,7}]]` followed by `Z` or an
+    /// offset (`+hh:mm`), or no zone (taken as UTC). Returns `None` when malformed or
+    /// outside 1601-01-01 … 9999-12-31.
+    pub fn parse(s: &str) -> Option<Ticks> {
+        let b = s.as_bytes();
+        let num = |r: std::ops::Range<usize>| -> Option<u32> {
+            let part = s.get(r)?;
+            if part.bytes().all(|c| c.is_ascii_digit()) {
+                part.parse().ok()
+            } else {
+                None
+            }
+        };
+        if b.len() < 16 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b't') || b[13] != b':' {
+            return None;
+        }
+        let (y, mo, d, h, mi) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?);
+        let mut i = 16;
+        let mut sec = 0;
+        let mut frac_ticks: i64 = 0;
+        if b.get(i) == Some(&b':') {
+            sec = num(i + 1..i + 3)?;
+            i += 3;
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+                let start = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let digits = &s[start..i];
+                if digits.is_empty() || digits.len() > 7 {
+                    return None;
+                }
+                frac_ticks = digits.parse::<i64>().ok()? * 10i64.pow(7 - digits.len() as u32);
+            }
+        }
+        let offset_secs: i64 = match &s[i..] {
+            "" | "Z" | "z" => 0,
+            rest => {
+                let rb = rest.as_bytes();
+                if rb.len() != 6 || rb[3] != b':' || !(rb[0] == b'+' || rb[0] == b'-') {
+                    return None;
+                }
+                let oh: i64 = rest.get(1..3)?.parse().ok()?;
+                let om: i64 = rest.get(4..6)?.parse().ok()?;
+                if oh > 23 || om > 59 {
+                    return None;
+                }
+                let sign = if rb[0] == b'-' { -1 } else { 1 };
+                sign * (oh * 3600 + om * 60)
+            }
+        };
+        if h > 23 || mi > 59 || sec > 59 {
+            return None;
+        }
+        let date = NaiveDate::from_ymd_opt(y as i32, mo, d)?;
+        let days = i64::from(date.num_days_from_ce() - 1);
+        let secs = days * 86_400 + i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(sec) - offset_secs;
+        let t = Ticks(secs.checked_mul(10_000_000)?.checked_add(frac_ticks)?);
+        (MIN_EDM_DATETIME..=MAX_EDM_DATETIME).contains(&t).then_some(t)
+    }
+
+    fn parts(self) -> (NaiveDate, u32, u32, u32, i64) {
+        let secs = self.0.div_euclid(10_000_000);
+        let frac = self.0.rem_euclid(10_000_000);
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400);
+        let date = NaiveDate::from_num_days_from_ce_opt((days + 1) as i32)
+            .unwrap_or(NaiveDate::MIN); // ok: ticks are range-checked on every way in
+        (date, (sod / 3600) as u32, ((sod / 60) % 60) as u32, (sod % 60) as u32, frac)
+    }
+
+    /// Formats with exactly seven fractional digits: `2013-08-22T00:20:16.3134645Z`
+    /// (used for Timestamp and ETags).
+    pub fn to_rfc3339_7(self) -> String {
+        let (d, h, m, s, f) = self.parts();
+        format!("{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}.{f:07}Z", d.year(), d.month(), d.day())
+    }
+
+    /// Formats with trailing zero fractional digits trimmed (none at all for whole
+    /// seconds): `2020-01-01T00:00:00Z`, `2020-01-01T00:00:00.5Z` (used for Edm.DateTime
+    /// property values, so what a client sent comes back as it was sent).
+    pub fn to_rfc3339_trimmed(self) -> String {
+        let (d, h, m, s, f) = self.parts();
+        let mut out = format!("{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}", d.year(), d.month(), d.day());
+        if f != 0 {
+            let digits = format!("{f:07}");
+            out.push('.');
+            out.push_str(digits.trim_end_matches('0'));
+        }
+        out.push('Z');
+        out
+    }
+
+    /// Returns the weak ETag derived from this timestamp, colons percent-encoded as
+    /// the real service sends it: `W/"datetime'2020-10-09T17%3A00%3A02.4923650Z'"`.
+    pub fn etag(self) -> String {
+        format!("W/\"datetime'{}'\"", self.to_rfc3339_7().replace(':', "%3A"))
+    }
+
+    /// Returns this time as an HTTP date (RFC 1123), e.g. for `Date` headers.
+    pub fn to_http_date(self) -> String {
+        let (d, h, m, s, _) = self.parts();
+        let naive = d.and_hms_opt(h, m, s).unwrap_or_default();
+        naive.and_utc().format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+    }
+}
+
+/// A clock whose readings strictly increase across the whole process, so that every
+/// write gets a Timestamp (and so an ETag) different from every earlier one.
+#[derive(Debug, Default)]
+pub struct MonotonicClock {
+    last: AtomicI64,
+}
+
+impl MonotonicClock {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Returns the current time, or one tick past the previous reading if the wall
+    /// clock has not moved (or went backwards).
+    pub fn now(&self) -> Ticks {
+        let wall = Ticks::from_datetime(Utc::now()).0;
+        let mut prev = self.last.load(Ordering::Relaxed);
+        loop {
+            let next = wall.max(prev + 1);
+            match self.last.compare_exchange_weak(prev, next, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Ticks(next),
+                Err(p) => prev = p,
+            }
+        }
+    }
+}
+
+/// Returns the current wall-clock time in ticks (not monotonic; for `Date` headers).
+pub fn wall_now() -> Ticks {
+    Ticks::from_datetime(Utc::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_format_round_trip() {
+        let t = Ticks::parse("2013-08-22T00:20:16.3134645Z").unwrap();
+        assert_eq!(t.to_rfc3339_7(), "2013-08-22T00:20:16.3134645Z");
+        assert_eq!(t.to_rfc3339_trimmed(), "2013-08-22T00:20:16.3134645Z");
+        let t = Ticks::parse("2020-01-01T00:00:00Z").unwrap();
+        assert_eq!(t.to_rfc3339_trimmed(), "2020-01-01T00:00:00Z");
+        assert_eq!(t.to_rfc3339_7(), "2020-01-01T00:00:00.0000000Z");
+        let t = Ticks::parse("2020-01-01T00:00:00.5Z").unwrap();
+        assert_eq!(t.to_rfc3339_trimmed(), "2020-01-01T00:00:00.5Z");
+    }
+
+    #[test]
+    fn unix_epoch_matches_chrono() {
+        let t = Ticks::parse("1970-01-01T00:00:00Z").unwrap();
+        assert_eq!(t.0, UNIX_EPOCH_TICKS);
+        let now = Utc::now();
+        let t = Ticks::from_datetime(now);
+        let s = t.to_rfc3339_7();
+        assert_eq!(Ticks::parse(&s), Some(t));
+    }
+
+    #[test]
+    fn offsets_and_range() {
+        assert_eq!(Ticks::parse("2020-01-01T02:00:00+02:00"), Ticks::parse("2020-01-01T00:00:00Z"));
+        assert!(Ticks::parse("1601-01-01T00:00:00Z").is_some());
+        assert!(Ticks::parse("1600-12-31T23:59:59Z").is_none());
+        assert!(Ticks::parse("9999-12-31T23:59:59.9999999Z").is_some());
+        assert!(Ticks::parse("2020-13-01T00:00:00Z").is_none());
+        assert!(Ticks::parse("2020-01-01T00:00:00.12345678Z").is_none());
+        assert!(Ticks::parse("not a date").is_none());
+        assert_eq!(Ticks::parse("2020-01-01T00:00Z"), Ticks::parse("2020-01-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn etag_format() {
+        let t = Ticks::parse("2020-10-09T17:00:02.492365Z").unwrap();
+        assert_eq!(t.etag(), "W/\"datetime'2020-10-09T17%3A00%3A02.4923650Z'\"");
+    }
+
+    #[test]
+    fn clock_strictly_increases() {
+        let c = MonotonicClock::new();
+        let mut prev = c.now();
+        for _ in 0..10_000 {
+            let n = c.now();
+            assert!(n > prev);
+            prev = n;
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Unit tests of the partition server over the in-memory store.
+
+use super::*;
+use crate::model::{EdmValue, Ticks};
+use crate::store::mem::MemStore;
+
+fn parts() -> Partitions {
+    Partitions::new(Arc::new(MemStore::new()))
+}
+
+fn entity(pk: &str, rk: &str, n: i32) -> Entity {
+    Entity {
+        partition_key: pk.into(),
+        row_key: rk.into(),
+        timestamp: Ticks(1),
+        properties: vec![("n".into(), EdmValue::Int32(n))],
+    }
+}
+
+#[test]
+fn tables_are_case_insensitive_and_case_preserving() {
+    let p = parts();
+    let t = p.create_table("acct", "MyTable").unwrap();
+    assert_eq!(t.name, "MyTable");
+    assert!(matches!(p.create_table("acct", "mytable"), Err(PartitionError::TableAlreadyExists)));
+    assert_eq!(p.lookup_table("acct", "MYTABLE").unwrap().unwrap().name, "MyTable");
+    assert!(p.lookup_table("other", "MyTable").unwrap().is_none());
+    // a name that is a prefix of another does not collide
+    p.create_table("acct", "MyTab").unwrap();
+    assert_eq!(p.lookup_table("acct", "mytab").unwrap().unwrap().name, "MyTab");
+}
+
+#[test]
+fn list_tables_pages() {
+    let p = parts();
+    for n in ["ccc", "AAA", "bbb", "ddd"] {
+        p.create_table("acct", n).unwrap();
+    }
+    p.create_table("zzz", "eee").unwrap();
+    let (page, next) = p.list_tables("acct", None, 2).unwrap();
+    let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["AAA", "bbb"]);
+    let (page, next) = p.list_tables("acct", next.as_deref(), 2).unwrap();
+    let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["ccc", "ddd"]);
+    assert_eq!(next, None);
+}
+
+#[test]
+fn delete_table_drops_entities_and_recreate_is_empty() {
+    let p = parts();
+    p.create_table("a", "tbl").unwrap();
+    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
+        t.put(entity("p", "r", 1));
+        Ok(())
+    })
+    .unwrap();
+    assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_some());
+    p.delete_table("a", "tbl").unwrap();
+    assert!(matches!(p.get_entity("a", "tbl", "p", "r"), Err(PartitionError::TableNotFound)));
+    p.create_table("a", "TBL").unwrap();
+    assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
+    let page = p.scan_entities("a", "tbl", None, 10, 100, |_| true).unwrap();
+    assert!(page.entities.is_empty());
+}
+
+#[test]
+fn failed_transaction_writes_nothing() {
+    let p = parts();
+    p.create_table("a", "tbl").unwrap();
+    let r: Result<(), PartitionError> = p.transact("a", "tbl", "p", |t| {
+        t.put(entity("p", "r", 1));
+        Err(PartitionError::TableNotFound)
+    });
+    assert!(r.is_err());
+    assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
+}
+
+#[test]
+fn txn_reads_its_own_writes() {
+    let p = parts();
+    p.create_table("a", "tbl").unwrap();
+    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
+        t.put(entity("p", "r", 1));
+        assert_eq!(t.get("p", "r")?.unwrap().get("n"), Some(&EdmValue::Int32(1)));
+        t.delete("p", "r");
+        assert!(t.get("p", "r")?.is_none());
+        t.put(entity("p", "r", 2));
+        Ok(())
+    })
+    .unwrap();
+    let e = p.get_entity("a", "tbl", "p", "r").unwrap().unwrap();
+    assert_eq!(e.get("n"), Some(&EdmValue::Int32(2)));
+}
+
+#[test]
+fn scan_pages_in_key_order_with_continuation() {
+    let p = parts();
+    p.create_table("a", "tbl").unwrap();
+    for pk in ["b", "a", ""] {
+        for rk in ["2", "1"] {
+            p.transact::<_, PartitionError>("a", "tbl", pk, |t| {
+                t.put(entity(pk, rk, 0));
+                Ok(())
+            })
+            .unwrap();
+        }
+    }
+    let mut seen = Vec::new();
+    let mut start: Option<(String, String)> = None;
+    loop {
+        let page = p
+            .scan_entities("a", "tbl", start.as_ref().map(|(a, b)| (a.as_str(), b.as_str())), 4, 100, |_| true)
+            .unwrap();
+        seen.extend(page.entities.into_iter().map(|e| (e.partition_key, e.row_key)));
+        match page.next {
+            Some(n) => start = Some(n),
+            None => break,
+        }
+    }
+    let want: Vec<(String, String)> = [("", "1"), ("", "2"), ("a", "1"), ("a", "2"), ("b", "1"), ("b", "2")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn concurrent_read_modify_write_in_one_partition_is_serialized() {
+    let p = Arc::new(parts());
+    p.create_table("a", "tbl").unwrap();
+    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
+        t.put(entity("p", "r", 0));
+        Ok(())
+    })
+    .unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let p = Arc::clone(&p);
+            std::thread::spawn(move || {
+                for _ in 0..250 {
+                    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
+                        let mut e = t.get("p", "r")?.unwrap();
+                        let Some(EdmValue::Int32(n)) = e.get("n").cloned() else { panic!() };
+                        e.set("n".into(), EdmValue::Int32(n + 1));
+                        t.put(e);
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let e = p.get_entity("a", "tbl", "p", "r").unwrap().unwrap();
+    assert_eq!(e.get("n"), Some(&EdmValue::Int32(1000)));
+}

@@ -1,0 +1,201 @@
+//! Entity operations: QueryEntities (with the point query), InsertEntity,
+//! UpdateEntity, MergeEntity, DeleteEntity, InsertOrReplaceEntity and
+//! InsertOrMergeEntity.
+
+use super::{ServiceError, TableService};
+use crate::error::{ApiError, ErrorCode};
+use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
+use crate::model::{EdmValue, Entity};
+
+/// An entity as the client sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEntity {
+    pub partition_key: String,
+    pub row_key: String,
+    pub properties: Vec<(String, EdmValue)>,
+}
+
+/// The `If-Match` condition of a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    /// `If-Match: *`: the entity must exist.
+    Exists,
+    /// `If-Match: <etag>`: the entity must exist with this ETag.
+    Etag(String),
+    /// No `If-Match`: the operation is an upsert (Insert Or Replace / Insert Or Merge).
+    Upsert,
+}
+
+/// Parameters of Query Entities.
+#[derive(Debug, Clone, Default)]
+pub struct QueryEntities {
+    /// Continuation: (NextPartitionKey, NextRowKey) the page starts at.
+    pub start: Option<(String, String)>,
+    /// Page size (1..=1000).
+    pub top: usize,
+}
+
+/// A page of Query Entities.
+#[derive(Debug, Default)]
+pub struct EntityPage {
+    pub entities: Vec<Entity>,
+    pub next: Option<(String, String)>,
+}
+
+/// Entities examined per page before the page is cut with a continuation (bounds the
+/// work of one request the way the service's 5-second budget does).
+const MAX_EXAMINED_PER_PAGE: usize = 10_000;
+
+fn check_keys(pk: &str, rk: &str) -> Result<(), ServiceError> {
+    validate_key(pk)?;
+    validate_key(rk)?;
+    Ok(())
+}
+
+/// Checks the limits that apply to the entity as it will be stored (after a merge).
+fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
+    if e.properties.len() > MAX_CUSTOM_PROPERTIES {
+        return Err(ApiError::new(ErrorCode::TooManyProperties).into());
+    }
+    let utf16 = |s: &str| s.encode_utf16().count() * 2;
+    let size = utf16(&e.partition_key)
+        + utf16(&e.row_key)
+        + 8
+        + e.properties.iter().map(|(n, v)| utf16(n) + v.stored_size()).sum::<usize>();
+    if size > MAX_ENTITY_BYTES {
+        return Err(ApiError::new(ErrorCode::EntityTooLarge).into());
+    }
+    Ok(())
+}
+
+fn etag_matches(entity: &Entity, wanted: &str) -> bool {
+    let actual = entity.etag();
+    actual == wanted || actual.replace("%3A", ":") == wanted.replace("%3A", ":").replace("%3a", ":")
+}
+
+/// Checks `cond` against the current entity for an update, merge or delete.
+fn check_condition(current: Option<&Entity>, cond: &Condition) -> Result<(), ServiceError> {
+    match (current, cond) {
+        (_, Condition::Upsert) => Ok(()),
+        (None, _) => Err(ServiceError::ResourceNotFound),
+        (Some(_), Condition::Exists) => Ok(()),
+        (Some(e), Condition::Etag(tag)) if etag_matches(e, tag) => Ok(()),
+        (Some(_), Condition::Etag(_)) => Err(ServiceError::ConditionNotSatisfied),
+    }
+}
+
+impl TableService {
+    /// Point query: `GET /table(PartitionKey='..',RowKey='..')`.
+    pub fn get_entity(&self, account: &str, table: &str, pk: &str, rk: &str) -> Result<Entity, ServiceError> {
+        self.parts.get_entity(account, table, pk, rk)?.ok_or(ServiceError::ResourceNotFound)
+    }
+
+    /// Query Entities over the whole table, keeping the entities `keep` accepts.
+    pub fn query_entities(
+        &self,
+        account: &str,
+        table: &str,
+        q: &QueryEntities,
+        keep: impl FnMut(&Entity) -> bool,
+    ) -> Result<EntityPage, ServiceError> {
+        let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
+        let page = self.parts.scan_entities(account, table, start, q.top, MAX_EXAMINED_PER_PAGE, keep)?;
+        Ok(EntityPage { entities: page.entities, next: page.next })
+    }
+
+    /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.
+    pub fn insert_entity(&self, account: &str, table: &str, new: NewEntity) -> Result<Entity, ServiceError> {
+        check_keys(&new.partition_key, &new.row_key)?;
+        let pk = new.partition_key.clone();
+        self.parts.transact(account, table, &pk, |txn| {
+            if txn.get(&new.partition_key, &new.row_key)?.is_some() {
+                return Err(ServiceError::EntityAlreadyExists);
+            }
+            let e = Entity {
+                partition_key: new.partition_key,
+                row_key: new.row_key,
+                timestamp: self.clock.now(),
+                properties: new.properties,
+            };
+            check_entity_limits(&e)?;
+            txn.put(e.clone());
+            Ok(e)
+        })
+    }
+
+    /// Update Entity (replace) or, with [`Condition::Upsert`], Insert Or Replace Entity.
+    pub fn update_entity(
+        &self,
+        account: &str,
+        table: &str,
+        new: NewEntity,
+        cond: &Condition,
+    ) -> Result<Entity, ServiceError> {
+        check_keys(&new.partition_key, &new.row_key)?;
+        let pk = new.partition_key.clone();
+        self.parts.transact(account, table, &pk, |txn| {
+            let current = txn.get(&new.partition_key, &new.row_key)?;
+            check_condition(current.as_ref(), cond)?;
+            let e = Entity {
+                partition_key: new.partition_key,
+                row_key: new.row_key,
+                timestamp: self.clock.now(),
+                properties: new.properties,
+            };
+            check_entity_limits(&e)?;
+            txn.put(e.clone());
+            Ok(e)
+        })
+    }
+
+    /// Merge Entity or, with [`Condition::Upsert`], Insert Or Merge Entity: sent
+    /// properties replace or extend the stored ones; nothing is removed.
+    pub fn merge_entity(
+        &self,
+        account: &str,
+        table: &str,
+        new: NewEntity,
+        cond: &Condition,
+    ) -> Result<Entity, ServiceError> {
+        check_keys(&new.partition_key, &new.row_key)?;
+        let pk = new.partition_key.clone();
+        self.parts.transact(account, table, &pk, |txn| {
+            let current = txn.get(&new.partition_key, &new.row_key)?;
+            check_condition(current.as_ref(), cond)?;
+            let mut e = current.unwrap_or_else(|| Entity {
+                partition_key: new.partition_key.clone(),
+                row_key: new.row_key.clone(),
+                timestamp: self.clock.now(),
+                properties: Vec::new(),
+            });
+            for (name, value) in new.properties {
+                e.set(name, value);
+            }
+            e.timestamp = self.clock.now();
+            check_entity_limits(&e)?;
+            txn.put(e.clone());
+            Ok(e)
+        })
+    }
+
+    /// Delete Entity; `cond` must be [`Condition::Exists`] or [`Condition::Etag`].
+    pub fn delete_entity(
+        &self,
+        account: &str,
+        table: &str,
+        pk: &str,
+        rk: &str,
+        cond: &Condition,
+    ) -> Result<(), ServiceError> {
+        check_keys(pk, rk)?;
+        self.parts.transact(account, table, pk, |txn| {
+            let current = txn.get(pk, rk)?;
+            if current.is_none() {
+                return Err(ServiceError::ResourceNotFound);
+            }
+            check_condition(current.as_ref(), cond)?;
+            txn.delete(pk, rk);
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,53 @@
+//! [`ServiceError`]: the domain outcomes of an operation.
+
+use crate::error::ApiError;
+use crate::partition::PartitionError;
+use crate::store::StoreError;
+
+/// Why an operation did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The table does not exist.
+    #[error("table not found")]
+    TableNotFound,
+    /// A table of that name (any case) exists already.
+    #[error("table already exists")]
+    TableAlreadyExists,
+    /// Delete Table on a missing table (the service answers 404 ResourceNotFound).
+    #[error("resource not found")]
+    ResourceNotFound,
+    /// Insert of an entity that exists already.
+    #[error("entity already exists")]
+    EntityAlreadyExists,
+    /// The If-Match ETag does not match.
+    #[error("update condition not satisfied")]
+    ConditionNotSatisfied,
+    /// A request input broke a rule of the service; carries the wire error.
+    #[error("invalid request: {0}")]
+    Invalid(ApiError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<PartitionError> for ServiceError {
+    fn from(e: PartitionError) -> Self {
+        match e {
+            PartitionError::TableNotFound => ServiceError::TableNotFound,
+            PartitionError::TableAlreadyExists => ServiceError::TableAlreadyExists,
+            PartitionError::Store(s) => ServiceError::Store(s),
+        }
+    }
+}
+
+impl From<ApiError> for ServiceError {
+    fn from(e: ApiError) -> Self {
+        ServiceError::Invalid(e)
+    }
+}
+
+impl From<crate::model::names::NameError> for ServiceError {
+    fn from(e: crate::model::names::NameError) -> Self {
+        ServiceError::Invalid(e.into())
+    }
+}

@@ -1,0 +1,36 @@
+//! OPERATIONS: one function per Azure Table REST operation, with typed inputs and
+//! outputs and no HTTP types. Validation of names, keys and limits, ETag conditions,
+//! Timestamp assignment and merge/replace semantics live here; consistency (locks,
+//! atomic commits) is the partition layer's.
+
+mod entities;
+mod error;
+mod tables;
+
+pub use entities::{Condition, EntityPage, NewEntity, QueryEntities};
+pub use error::ServiceError;
+
+use crate::model::time::MonotonicClock;
+use crate::partition::Partitions;
+use crate::store::Store;
+use std::sync::Arc;
+
+/// The Table service over one store.
+pub struct TableService {
+    parts: Partitions,
+    clock: MonotonicClock,
+}
+
+impl TableService {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        TableService { parts: Partitions::new(store), clock: MonotonicClock::new() }
+    }
+
+    /// Flushes the store (at shutdown).
+    pub fn flush(&self) -> Result<(), ServiceError> {
+        Ok(self.parts.store().flush()?)
+    }
+}
+
+#[cfg(test)]
+mod tests;

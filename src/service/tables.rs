@@ -1,0 +1,42 @@
+//! Table operations: QueryTables, CreateTable, DeleteTable, GetTable.
+
+use super::{ServiceError, TableService};
+use crate::model::names::validate_table_name;
+use crate::partition::PartitionError;
+
+impl TableService {
+    /// Query Tables: a page of table names in name order, and the (lowercase) name
+    /// the next page starts at.
+    pub fn query_tables(
+        &self,
+        account: &str,
+        next_table_name: Option<&str>,
+        top: usize,
+    ) -> Result<(Vec<String>, Option<String>), ServiceError> {
+        let from = next_table_name.map(str::to_ascii_lowercase);
+        let (tables, next) = self.parts.list_tables(account, from.as_deref(), top)?;
+        Ok((tables.into_iter().map(|t| t.name).collect(), next))
+    }
+
+    /// Create Table: returns the name as created.
+    pub fn create_table(&self, account: &str, name: &str) -> Result<String, ServiceError> {
+        validate_table_name(name)?;
+        Ok(self.parts.create_table(account, name)?.name)
+    }
+
+    /// Delete Table: removes the table and all its entities.
+    pub fn delete_table(&self, account: &str, name: &str) -> Result<(), ServiceError> {
+        match self.parts.delete_table(account, name) {
+            Err(PartitionError::TableNotFound) => Err(ServiceError::ResourceNotFound),
+            other => Ok(other?),
+        }
+    }
+
+    /// Get Table (`GET /Tables('name')`): the table's name as created.
+    pub fn get_table(&self, account: &str, name: &str) -> Result<String, ServiceError> {
+        match self.parts.lookup_table(account, name)? {
+            Some(t) => Ok(t.name),
+            None => Err(ServiceError::ResourceNotFound),
+        }
+    }
+}

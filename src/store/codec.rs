@@ -1,0 +1,416 @@
+//! Value encoding: the compact binary form of table records, entities (timestamp and
+//! custom properties; the keys live in the store key) and counters.
+//!
+//! Layout (lengths and counts are LEB128 varints, fixed-width numbers big-endian):
+//!
+//! ```text
+//! table  : 0x01 id:u64 name_len name
+//! entity : 0x01 timestamp:i64 count { name_len name tag value }*
+//! value  : String=1 len bytes | Int32=2 i32 | Int64=3 i64 | Double=4 f64 bits
+//!          | Boolean=5 u8 | DateTime=6 i64 | Guid=7 [16] | Binary=8 len bytes
+//! ```
+//!
+//! Decoding never panics: truncated, trailing or otherwise malformed bytes give
+//! [`StoreError::Corrupt`].
+
+use super::StoreError;
+use crate::model::edm::EdmValue;
+use crate::model::entity::Entity;
+use crate::model::time::Ticks;
+
+const VERSION: u8 = 1;
+
+const TAG_STRING: u8 = 1;
+const TAG_INT32: u8 = 2;
+const TAG_INT64: u8 = 3;
+const TAG_DOUBLE: u8 = 4;
+const TAG_BOOLEAN: u8 = 5;
+const TAG_DATETIME: u8 = 6;
+const TAG_GUID: u8 = 7;
+const TAG_BINARY: u8 = 8;
+
+/// A table's stored record: its id (the entity key prefix) and case-preserved name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRecord {
+    pub id: u64,
+    pub name: String,
+}
+
+/// Encodes a table record.
+pub fn encode_table(rec: &TableRecord) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + 8 + 1 + rec.name.len());
+    out.push(VERSION);
+    out.extend_from_slice(&rec.id.to_be_bytes());
+    put_bytes(&mut out, rec.name.as_bytes());
+    out
+}
+
+/// Decodes a table record written by [`encode_table`].
+pub fn decode_table(bytes: &[u8]) -> Result<TableRecord, StoreError> {
+    let mut r = Reader::new(bytes, "table")?;
+    let id = u64::from_be_bytes(r.array()?);
+    let name = r.string()?;
+    r.finish()?;
+    Ok(TableRecord { id, name })
+}
+
+/// Encodes an entity's timestamp and custom properties (not its keys).
+pub fn encode_entity_value(e: &Entity) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + e.properties.len() * 16);
+    out.push(VERSION);
+    out.extend_from_slice(&e.timestamp.0.to_be_bytes());
+    put_varint(&mut out, e.properties.len() as u64);
+    for (name, value) in &e.properties {
+        put_bytes(&mut out, name.as_bytes());
+        put_value(&mut out, value);
+    }
+    out
+}
+
+/// Decodes an entity value written by [`encode_entity_value`], with the keys taken
+/// from the store key.
+pub fn decode_entity_value(
+    partition_key: String,
+    row_key: String,
+    bytes: &[u8],
+) -> Result<Entity, StoreError> {
+    let mut r = Reader::new(bytes, "entity")?;
+    let timestamp = Ticks(i64::from_be_bytes(r.array()?));
+    let count = r.varint()?;
+    // Every property takes at least 3 bytes, which bounds the allocation.
+    let cap = usize::try_from(count)
+        .unwrap_or(usize::MAX)
+        .min(r.remaining() / 3);
+    let mut properties = Vec::with_capacity(cap);
+    for _ in 0..count {
+        let name = r.string()?;
+        let value = r.value()?;
+        properties.push((name, value));
+    }
+    r.finish()?;
+    Ok(Entity {
+        partition_key,
+        row_key,
+        timestamp,
+        properties,
+    })
+}
+
+/// Encodes a counter (e.g. the value under `NEXT_TABLE_ID_KEY`): 8 bytes big-endian.
+pub fn encode_u64(v: u64) -> Vec<u8> {
+    v.to_be_bytes().to_vec()
+}
+
+/// Decodes a counter written by [`encode_u64`].
+pub fn decode_u64(b: &[u8]) -> Result<u64, StoreError> {
+    let arr: [u8; 8] = b
+        .try_into()
+        .map_err(|_| StoreError::Corrupt(format!("counter: expected 8 bytes, got {}", b.len())))?;
+    Ok(u64::from_be_bytes(arr))
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+fn put_value(out: &mut Vec<u8>, v: &EdmValue) {
+    match v {
+        EdmValue::String(s) => {
+            out.push(TAG_STRING);
+            put_bytes(out, s.as_bytes());
+        }
+        EdmValue::Int32(i) => {
+            out.push(TAG_INT32);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        EdmValue::Int64(i) => {
+            out.push(TAG_INT64);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        EdmValue::Double(d) => {
+            out.push(TAG_DOUBLE);
+            out.extend_from_slice(&d.to_bits().to_be_bytes());
+        }
+        EdmValue::Boolean(b) => {
+            out.push(TAG_BOOLEAN);
+            out.push(u8::from(*b));
+        }
+        EdmValue::DateTime(t) => {
+            out.push(TAG_DATETIME);
+            out.extend_from_slice(&t.0.to_be_bytes());
+        }
+        EdmValue::Guid(g) => {
+            out.push(TAG_GUID);
+            out.extend_from_slice(g);
+        }
+        EdmValue::Binary(b) => {
+            out.push(TAG_BINARY);
+            put_bytes(out, b);
+        }
+    }
+}
+
+/// A bounds-checked cursor over encoded bytes.
+struct Reader<'a> {
+    buf: &'a [u8],
+    what: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    /// Checks the version byte and positions after it.
+    fn new(buf: &'a [u8], what: &'static str) -> Result<Self, StoreError> {
+        match buf.split_first() {
+            Some((&VERSION, rest)) => Ok(Reader { buf: rest, what }),
+            Some((v, _)) => Err(StoreError::Corrupt(format!("{what}: unknown version {v}"))),
+            None => Err(StoreError::Corrupt(format!("{what}: empty record"))),
+        }
+    }
+
+    fn corrupt(&self, msg: &str) -> StoreError {
+        StoreError::Corrupt(format!("{}: {msg}", self.what))
+    }
+
+    fn remaining(&self) -> usize {
+        self.buf.len()
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], StoreError> {
+        if n > self.buf.len() {
+            return Err(self.corrupt("truncated"));
+        }
+        let (head, rest) = self.buf.split_at(n);
+        self.buf = rest;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], StoreError> {
+        let s = self.take(N)?;
+        s.try_into().map_err(|_| self.corrupt("truncated"))
+    }
+
+    fn u8(&mut self) -> Result<u8, StoreError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn varint(&mut self) -> Result<u64, StoreError> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            let bits = u64::from(b & 0x7F);
+            if shift == 63 && bits > 1 {
+                return Err(self.corrupt("varint overflow"));
+            }
+            v |= bits << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.corrupt("varint too long"))
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8], StoreError> {
+        let len = self.varint()?;
+        let len = usize::try_from(len).map_err(|_| self.corrupt("length too large"))?;
+        self.take(len)
+    }
+
+    fn string(&mut self) -> Result<String, StoreError> {
+        let b = self.bytes()?;
+        String::from_utf8(b.to_vec()).map_err(|_| self.corrupt("invalid UTF-8"))
+    }
+
+    fn value(&mut self) -> Result<EdmValue, StoreError> {
+        Ok(match self.u8()? {
+            TAG_STRING => EdmValue::String(self.string()?),
+            TAG_INT32 => EdmValue::Int32(i32::from_be_bytes(self.array()?)),
+            TAG_INT64 => EdmValue::Int64(i64::from_be_bytes(self.array()?)),
+            TAG_DOUBLE => EdmValue::Double(f64::from_bits(u64::from_be_bytes(self.array()?))),
+            TAG_BOOLEAN => match self.u8()? {
+                0 => EdmValue::Boolean(false),
+                1 => EdmValue::Boolean(true),
+                _ => return Err(self.corrupt("bad boolean")),
+            },
+            TAG_DATETIME => EdmValue::DateTime(Ticks(i64::from_be_bytes(self.array()?))),
+            TAG_GUID => EdmValue::Guid(self.array()?),
+            TAG_BINARY => EdmValue::Binary(self.bytes()?.to_vec()),
+            t => return Err(self.corrupt(&format!("unknown type tag {t}"))),
+        })
+    }
+
+    fn finish(&self) -> Result<(), StoreError> {
+        if self.buf.is_empty() {
+            Ok(())
+        } else {
+            Err(self.corrupt("trailing bytes"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Compares entities treating doubles bitwise (so NaN equals NaN).
+    fn same(a: &Entity, b: &Entity) -> bool {
+        a.partition_key == b.partition_key
+            && a.row_key == b.row_key
+            && a.timestamp == b.timestamp
+            && a.properties.len() == b.properties.len()
+            && a.properties
+                .iter()
+                .zip(&b.properties)
+                .all(|((na, va), (nb, vb))| {
+                    na == nb
+                        && match (va, vb) {
+                            (EdmValue::Double(x), EdmValue::Double(y)) => x.to_bits() == y.to_bits(),
+                            _ => va == vb,
+                        }
+                })
+    }
+
+    fn round_trip(e: &Entity) -> Entity {
+        let bytes = encode_entity_value(e);
+        decode_entity_value(e.partition_key.clone(), e.row_key.clone(), &bytes).unwrap()
+    }
+
+    fn all_types() -> Entity {
+        Entity {
+            partition_key: "pk".into(),
+            row_key: "rk".into(),
+            timestamp: Ticks(637_379_000_024_923_650),
+            properties: vec![
+                ("s".into(), EdmValue::String("héllo \u{1F600}".into())),
+                ("empty".into(), EdmValue::String(String::new())),
+                ("i32".into(), EdmValue::Int32(i32::MIN)),
+                ("i64".into(), EdmValue::Int64(i64::MAX)),
+                ("d".into(), EdmValue::Double(-0.0)),
+                ("nan".into(), EdmValue::Double(f64::NAN)),
+                ("inf".into(), EdmValue::Double(f64::INFINITY)),
+                ("ninf".into(), EdmValue::Double(f64::NEG_INFINITY)),
+                ("t".into(), EdmValue::Boolean(true)),
+                ("f".into(), EdmValue::Boolean(false)),
+                ("dt".into(), EdmValue::DateTime(Ticks(504_911_232_000_000_000))),
+                ("g".into(), EdmValue::Guid([0xAB; 16])),
+                ("bin".into(), EdmValue::Binary(vec![0, 1, 255])),
+                ("ebin".into(), EdmValue::Binary(Vec::new())),
+            ],
+        }
+    }
+
+    #[test]
+    fn every_type_round_trips() {
+        let e = all_types();
+        assert!(same(&round_trip(&e), &e));
+    }
+
+    #[test]
+    fn many_properties_and_empty() {
+        let mut e = all_types();
+        e.properties = (0..252).map(|i| (format!("p{i}"), EdmValue::Int64(i))).collect();
+        assert!(same(&round_trip(&e), &e));
+        e.properties.clear();
+        assert_eq!(round_trip(&e), e);
+    }
+
+    #[test]
+    fn table_and_u64_round_trip() {
+        let rec = TableRecord {
+            id: u64::MAX,
+            name: "MyTable".into(),
+        };
+        assert_eq!(decode_table(&encode_table(&rec)).unwrap(), rec);
+        for v in [0, 1, 300, u64::MAX] {
+            assert_eq!(decode_u64(&encode_u64(v)).unwrap(), v);
+        }
+        assert!(decode_u64(&[1, 2, 3]).is_err());
+        assert!(decode_table(&[]).is_err());
+        assert!(decode_table(&[2, 0, 0, 0, 0, 0, 0, 0, 1, 0]).is_err());
+    }
+
+    #[test]
+    fn truncated_and_trailing_are_errors() {
+        let bytes = encode_entity_value(&all_types());
+        for n in 0..bytes.len() {
+            assert!(decode_entity_value(String::new(), String::new(), &bytes[..n]).is_err());
+        }
+        let mut long = bytes;
+        long.push(0);
+        assert!(decode_entity_value(String::new(), String::new(), &long).is_err());
+        let t = encode_table(&TableRecord {
+            id: 7,
+            name: "abc".into(),
+        });
+        for n in 0..t.len() {
+            assert!(decode_table(&t[..n]).is_err());
+        }
+        // A huge property count must not allocate or panic.
+        let mut huge = vec![VERSION, 0, 0, 0, 0, 0, 0, 0, 0];
+        put_varint(&mut huge, u64::MAX);
+        assert!(decode_entity_value(String::new(), String::new(), &huge).is_err());
+        let overflow = [
+            VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F,
+        ];
+        assert!(decode_entity_value(String::new(), String::new(), &overflow).is_err());
+    }
+
+    #[test]
+    fn varint_round_trip() {
+        for v in [0, 1, 127, 128, 16_383, 16_384, u64::MAX / 3, u64::MAX] {
+            let mut b = vec![VERSION];
+            put_varint(&mut b, v);
+            let mut r = Reader::new(&b, "t").unwrap();
+            assert_eq!(r.varint().unwrap(), v);
+            r.finish().unwrap();
+        }
+    }
+
+    fn edm_value() -> impl Strategy<Value = EdmValue> {
+        prop_oneof![
+            ".{0,8}".prop_map(EdmValue::String),
+            any::<i32>().prop_map(EdmValue::Int32),
+            any::<i64>().prop_map(EdmValue::Int64),
+            any::<u64>().prop_map(|b| EdmValue::Double(f64::from_bits(b))),
+            any::<bool>().prop_map(EdmValue::Boolean),
+            any::<i64>().prop_map(|t| EdmValue::DateTime(Ticks(t))),
+            any::<[u8; 16]>().prop_map(EdmValue::Guid),
+            prop::collection::vec(any::<u8>(), 0..16).prop_map(EdmValue::Binary),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn entity_round_trip(
+            ts in any::<i64>(),
+            props in prop::collection::vec((".{0,6}", edm_value()), 0..12),
+        ) {
+            let e = Entity {
+                partition_key: "p".into(),
+                row_key: "r".into(),
+                timestamp: Ticks(ts),
+                properties: props,
+            };
+            prop_assert!(same(&round_trip(&e), &e));
+        }
+
+        #[test]
+        fn garbage_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = decode_entity_value(String::new(), String::new(), &bytes);
+            let _ = decode_table(&bytes);
+            let _ = decode_u64(&bytes);
+            let mut v = vec![VERSION];
+            v.extend_from_slice(&bytes);
+            let _ = decode_entity_value(String::new(), String::new(), &v);
+            let _ = decode_table(&v);
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Key layout: order-preserving ("memcomparable") byte keys for metadata, tables and
+//! entities.
+//!
+//! Every key starts with a one-byte kind prefix:
+//!
+//! ```text
+//! 0x00 <name>                                   metadata (NEXT_TABLE_ID_KEY)
+//! 0x01 enc(account) enc(lowercase(table))       table record
+//! 0x02 table_id(u64 big-endian) enc(pk) enc(rk) entity
+//! ```
+//!
+//! `enc(s)` is the UTF-8 bytes of `s` with `0x00` escaped as `0x00 0xFF`, the lead
+//! bytes `0xEE`/`0xEF` remapped to `0xF5`/`0xF6`, and a `0x00 0x01` terminator. The
+//! encoding is prefix-free, so the byte order of whole keys equals the order of their
+//! string tuples, and strings compare in UTF-16 code-unit order (the real service's
+//! order): UTF-8 byte order differs from UTF-16 order only where U+E000..=U+FFFF (lead
+//! bytes EE/EF) meets U+10000.. (lead bytes F0..=F4), and the remap moves the former
+//! above the latter. `0xF5`/`0xF6` never occur in valid UTF-8, so decoding is exact.
+
+/// The single metadata key holding the next table id to hand out.
+pub const NEXT_TABLE_ID_KEY: &[u8] = b"\x00next_table_id";
+
+const TABLE_PREFIX: u8 = 0x01;
+const ENTITY_PREFIX: u8 = 0x02;
+
+const ESC: u8 = 0x00;
+const ESC_NUL: u8 = 0xFF;
+const ESC_END: u8 = 0x01;
+
+/// Appends the order-preserving encoding of `s` (terminator included) to `out`.
+pub fn encode_key_string(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    for &b in s.as_bytes() {
+        match b {
+            0x00 => out.extend_from_slice(&[ESC, ESC_NUL]),
+            0xEE => out.push(0xF5),
+            0xEF => out.push(0xF6),
+            _ => out.push(b),
+        }
+    }
+    out.extend_from_slice(&[ESC, ESC_END]);
+}
+
+/// Decodes one string written by [`encode_key_string`] from the start of `input`;
+/// returns the string and the number of bytes consumed (terminator included), or
+/// `None` when the bytes are not a valid encoding.
+pub fn decode_key_string(input: &[u8]) -> Option<(String, usize)> {
+    let mut raw = Vec::with_capacity(input.len());
+    let mut i = 0;
+    loop {
+        let b = *input.get(i)?;
+        i += 1;
+        match b {
+            ESC => {
+                let next = *input.get(i)?;
+                i += 1;
+                match next {
+                    ESC_NUL => raw.push(0x00),
+                    ESC_END => break,
+                    _ => return None,
+                }
+            }
+            0xF5 => raw.push(0xEE),
+            0xF6 => raw.push(0xEF),
+            // Raw EE/EF never appear in an encoding (they were remapped).
+            0xEE | 0xEF => return None,
+            _ => raw.push(b),
+        }
+    }
+    String::from_utf8(raw).ok().map(|s| (s, i))
+}
+
+/// Returns the key of a table record: `0x01 enc(account) enc(lowercase(table_name))`.
+/// Table names are ASCII (validated upstream), so lowercasing is ASCII lowercasing.
+pub fn table_key(account: &str, table_name: &str) -> Vec<u8> {
+    let mut out = account_tables_prefix(account);
+    encode_key_string(&mut out, &table_name.to_ascii_lowercase());
+    out
+}
+
+fn account_tables_prefix(account: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(account.len() + 24);
+    out.push(TABLE_PREFIX);
+    encode_key_string(&mut out, account);
+    out
+}
+
+/// Returns `[start, end)` covering every [`table_key`] of `account`.
+pub fn tables_range(account: &str) -> (Vec<u8>, Vec<u8>) {
+    let start = account_tables_prefix(account);
+    let end = prefix_end(&start);
+    (start, end)
+}
+
+/// Decodes a [`table_key`] into (account, lowercase table name).
+pub fn decode_table_key(key: &[u8]) -> Option<(String, String)> {
+    let rest = key.strip_prefix(&[TABLE_PREFIX])?;
+    let (account, n) = decode_key_string(rest)?;
+    let rest = rest.get(n..)?;
+    let (table, m) = decode_key_string(rest)?;
+    (m == rest.len()).then_some((account, table))
+}
+
+fn table_entities_prefix(table_id: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.push(ENTITY_PREFIX);
+    out.extend_from_slice(&table_id.to_be_bytes());
+    out
+}
+
+/// Returns the key of an entity: `0x02 table_id(BE) enc(pk) enc(rk)`.
+pub fn entity_key(table_id: u64, pk: &str, rk: &str) -> Vec<u8> {
+    let mut out = table_entities_prefix(table_id);
+    encode_key_string(&mut out, pk);
+    encode_key_string(&mut out, rk);
+    out
+}
+
+/// Returns `[start, end)` covering every entity of the table.
+pub fn table_entities_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
+    let start = table_entities_prefix(table_id);
+    let end = prefix_end(&start);
+    (start, end)
+}
+
+/// Returns `[start, end)` covering every entity of one partition of the table.
+pub fn partition_range(table_id: u64, pk: &str) -> (Vec<u8>, Vec<u8>) {
+    let mut start = table_entities_prefix(table_id);
+    encode_key_string(&mut start, pk);
+    let end = prefix_end(&start);
+    (start, end)
+}
+
+/// Decodes an [`entity_key`] into (table id, partition key, row key).
+pub fn decode_entity_key(key: &[u8]) -> Option<(u64, String, String)> {
+    let rest = key.strip_prefix(&[ENTITY_PREFIX])?;
+    let id_bytes: [u8; 8] = rest.get(..8)?.try_into().ok()?;
+    let rest = rest.get(8..)?;
+    let (pk, n) = decode_key_string(rest)?;
+    let rest = rest.get(n..)?;
+    let (rk, m) = decode_key_string(rest)?;
+    (m == rest.len()).then_some((u64::from_be_bytes(id_bytes), pk, rk))
+}
+
+/// Returns the smallest key greater than every key starting with `prefix`: the prefix
+/// with trailing `0xFF` bytes dropped and its last byte incremented. A prefix made only
+/// of `0xFF` bytes (or empty) has no such key; the result is then empty. Every prefix
+/// this module builds starts with 0x00..=0x02, so that never happens here.
+pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::cmp::Ordering;
+
+    fn utf16(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    /// Strings drawn from a small alphabet that exercises every interesting boundary:
+    /// NUL, ASCII, 2- and 3-byte chars, U+E000..=U+FFFF and astral chars.
+    fn tricky_char() -> impl Strategy<Value = char> {
+        prop_oneof![
+            Just('\0'),
+            Just('a'),
+            Just('b'),
+            Just('\u{7F}'),
+            Just('\u{FF}'),
+            Just('\u{D7FF}'),
+            Just('\u{E000}'),
+            Just('\u{FFFD}'),
+            Just('\u{FFFF}'),
+            Just('\u{10000}'),
+            Just('\u{1F600}'),
+            Just('\u{10FFFF}'),
+            any::<char>(),
+        ]
+    }
+
+    fn key_str() -> impl Strategy<Value = String> {
+        prop::collection::vec(tricky_char(), 0..6).prop_map(|v| v.into_iter().collect())
+    }
+
+    #[test]
+    fn string_round_trip_and_consumed() {
+        for s in ["", "a", "\0", "a\0b", "\u{E000}\u{10000}\u{FFFF}", "ÿî"] {
+            let mut buf = Vec::new();
+            encode_key_string(&mut buf, s);
+            buf.extend_from_slice(b"tail");
+            let (d, n) = decode_key_string(&buf).unwrap();
+            assert_eq!(d, s);
+            assert_eq!(&buf[n..], b"tail");
+        }
+    }
+
+    #[test]
+    fn decode_rejects_garbage() {
+        assert_eq!(decode_key_string(b""), None);
+        assert_eq!(decode_key_string(b"abc"), None);
+        assert_eq!(decode_key_string(b"a\x00"), None);
+        assert_eq!(decode_key_string(b"a\x00\x02"), None);
+        assert_eq!(decode_key_string(b"\xEE\x80\x80\x00\x01"), None);
+        assert_eq!(decode_key_string(b"\xC3\x00\x01"), None);
+        assert_eq!(decode_entity_key(&[0x02, 1, 2]), None);
+        assert_eq!(decode_table_key(&[0x02]), None);
+        let mut k = entity_key(1, "a", "b");
+        k.push(0);
+        assert_eq!(decode_entity_key(&k), None);
+    }
+
+    #[test]
+    fn utf16_order_examples() {
+        // U+FFFF < U+10000 in code points, but > in UTF-16 code units.
+        assert!(entity_key(1, "\u{10000}", "") < entity_key(1, "\u{FFFF}", ""));
+        assert!(entity_key(1, "\u{D7FF}", "") < entity_key(1, "\u{10000}", ""));
+        assert!(entity_key(1, "a", "bc") < entity_key(1, "ab", "c"));
+        assert!(entity_key(1, "", "z") < entity_key(1, "\0", ""));
+        assert!(entity_key(1, "zz", "") < entity_key(2, "", ""));
+    }
+
+    #[test]
+    fn prefix_end_cases() {
+        assert_eq!(prefix_end(&[1, 2]), vec![1, 3]);
+        assert_eq!(prefix_end(&[1, 0xFF, 0xFF]), vec![2]);
+        assert_eq!(prefix_end(&[0xFF]), Vec::<u8>::new());
+        let (s, e) = table_entities_range(u64::MAX);
+        assert!(s < e);
+        assert!(entity_key(u64::MAX, "\u{10FFFF}", "\u{FFFF}") < e);
+    }
+
+    #[test]
+    fn next_table_id_key_is_metadata() {
+        assert_eq!(NEXT_TABLE_ID_KEY[0], 0x00);
+        assert!(NEXT_TABLE_ID_KEY < table_key("", "").as_slice());
+    }
+
+    proptest! {
+        #[test]
+        fn entity_key_order_matches_utf16(
+            t1 in 0u64..3, a1 in key_str(), b1 in key_str(),
+            t2 in 0u64..3, a2 in key_str(), b2 in key_str(),
+        ) {
+            let k1 = entity_key(t1, &a1, &b1);
+            let k2 = entity_key(t2, &a2, &b2);
+            let want = (t1, utf16(&a1), utf16(&b1)).cmp(&(t2, utf16(&a2), utf16(&b2)));
+            prop_assert_eq!(k1.cmp(&k2), want);
+            prop_assert_eq!(decode_entity_key(&k1), Some((t1, a1, b1)));
+        }
+
+        #[test]
+        fn string_order_matches_utf16(a in key_str(), b in key_str()) {
+            let (mut ea, mut eb) = (Vec::new(), Vec::new());
+            encode_key_string(&mut ea, &a);
+            encode_key_string(&mut eb, &b);
+            prop_assert_eq!(ea.cmp(&eb), utf16(&a).cmp(&utf16(&b)));
+            prop_assert_eq!(decode_key_string(&ea), Some((a.clone(), ea.len())));
+        }
+
+        #[test]
+        fn arbitrary_strings_round_trip(s in any::<String>()) {
+            let mut e = Vec::new();
+            encode_key_string(&mut e, &s);
+            prop_assert_eq!(decode_key_string(&e), Some((s.clone(), e.len())));
+        }
+
+        #[test]
+        fn partition_range_bounds(
+            t in 0u64..3, pk in key_str(), rk in key_str(),
+            t2 in 0u64..3, pk2 in key_str(), rk2 in key_str(),
+        ) {
+            let (s, e) = partition_range(t, &pk);
+            let k = entity_key(t, &pk, &rk);
+            prop_assert!(s <= k && k < e);
+            let k2 = entity_key(t2, &pk2, &rk2);
+            let inside = s <= k2 && k2 < e;
+            prop_assert_eq!(inside, t2 == t && pk2 == pk);
+            let (ts, te) = table_entities_range(t);
+            prop_assert!(ts <= k && k < te);
+            prop_assert_eq!(ts <= k2 && k2 < te, t2 == t);
+            prop_assert!(table_key("a", "b") < ts || table_key("a", "b") >= te);
+        }
+
+        #[test]
+        fn table_key_order_and_range(
+            acc1 in key_str(), n1 in "[A-Za-z0-9]{0,6}",
+            acc2 in key_str(), n2 in "[A-Za-z0-9]{0,6}",
+        ) {
+            let k1 = table_key(&acc1, &n1);
+            let k2 = table_key(&acc2, &n2);
+            let (l1, l2) = (n1.to_ascii_lowercase(), n2.to_ascii_lowercase());
+            let want = (utf16(&acc1), utf16(&l1)).cmp(&(utf16(&acc2), utf16(&l2)));
+            prop_assert_eq!(k1.cmp(&k2), want);
+            prop_assert_eq!(decode_table_key(&k1), Some((acc1.clone(), l1)));
+            let (s, e) = tables_range(&acc1);
+            prop_assert!(s <= k1 && k1 < e);
+            prop_assert_eq!(s <= k2 && k2 < e, acc1 == acc2);
+            prop_assert_eq!(k1.cmp(&k2) == Ordering::Equal, want == Ordering::Equal);
+            let ek = entity_key(0, &acc1, &n1);
+            prop_assert!(!(s <= ek && ek < e));
+        }
+    }
+}

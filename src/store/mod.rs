@@ -1,0 +1,79 @@
+//! STORAGE: an ordered key/value store and the byte layout of what lives in it.
+//!
+//! This module never names a storage engine outside `rocks.rs`; the rest of the
+//! crate sees only the [`Store`] trait, [`WriteBatch`] and [`StoreError`].
+//! `keys` defines the key layout (order-preserving), `codec` the value encoding.
+
+pub mod codec;
+pub mod keys;
+pub mod mem;
+#[cfg(feature = "rocksdb")]
+pub mod rocks;
+
+#[cfg(test)]
+mod conformance;
+
+/// A storage failure. The engine's own error is kept only as text for the log.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The engine failed (I/O, corruption, ...).
+    #[error("storage engine error: {0}")]
+    Engine(String),
+    /// Bytes read back could not be decoded.
+    #[error("corrupt record: {0}")]
+    Corrupt(String),
+}
+
+/// One mutation inside an atomic [`WriteBatch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOp {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    /// Deletes every key in `[start, end)` in O(1) work (a range tombstone).
+    DeleteRange(Vec<u8>, Vec<u8>),
+}
+
+/// Mutations applied atomically and durably (WAL) by [`Store::write`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteBatch {
+    pub ops: Vec<WriteOp>,
+}
+
+impl WriteBatch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.ops.push(WriteOp::Put(key, value));
+    }
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.ops.push(WriteOp::Delete(key));
+    }
+    pub fn delete_range(&mut self, start: Vec<u8>, end: Vec<u8>) {
+        self.ops.push(WriteOp::DeleteRange(start, end));
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// A key/value pair yielded by a scan.
+pub type KvPair = (Vec<u8>, Vec<u8>);
+
+/// An ordered, durable key/value store.
+pub trait Store: Send + Sync + 'static {
+    /// Reads one key.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Applies every op of the batch atomically; once it returns `Ok` the batch
+    /// survives a killed process.
+    fn write(&self, batch: WriteBatch) -> Result<(), StoreError>;
+    /// Streams the pairs with `start <= key < end` in ascending byte order, reading
+    /// lazily (memory bounded by what the caller keeps, not by the range).
+    fn scan<'a>(
+        &'a self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Box<dyn Iterator<Item = Result<KvPair, StoreError>> + 'a>;
+    /// Flushes in-memory state to disk (called at shutdown).
+    fn flush(&self) -> Result<(), StoreError>;
+}

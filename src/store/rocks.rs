@@ -1,0 +1,99 @@
+//! `RocksStore`: the durable [`Store`] on RocksDB. This is the only file in the crate
+//! that names `rocksdb`.
+//!
+//! Writes go through the WAL with default write options (no fsync per write: the WAL
+//! in the OS page cache survives a killed process); scans are lazy forward iterators
+//! bounded by `iterate_upper_bound`.
+
+use super::{KvPair, Store, StoreError, WriteBatch, WriteOp};
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompressionType, Direction, IteratorMode, Options, ReadOptions, DB,
+};
+use std::path::Path;
+
+/// Block cache shared by every table of the database.
+const BLOCK_CACHE_BYTES: usize = 64 << 20;
+
+/// An ordered, durable key/value store backed by RocksDB.
+pub struct RocksStore {
+    db: DB,
+}
+
+impl std::fmt::Debug for RocksStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RocksStore")
+            .field("path", &self.db.path())
+            .finish()
+    }
+}
+
+fn engine(e: rocksdb::Error) -> StoreError {
+    StoreError::Engine(e.to_string())
+}
+
+impl RocksStore {
+    /// Opens (creating if missing) the database in directory `path`.
+    pub fn open(path: &Path) -> Result<RocksStore, StoreError> {
+        let cache = Cache::new_lru_cache(BLOCK_CACHE_BYTES);
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&cache);
+        table.set_bloom_filter(10.0, false);
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.set_compression_type(DBCompressionType::Lz4);
+        opts.set_bottommost_compression_type(DBCompressionType::Lz4);
+        opts.set_max_background_jobs(2);
+        opts.set_keep_log_file_num(4);
+        opts.set_block_based_table_factory(&table);
+
+        let db = DB::open(&opts, path).map_err(engine)?;
+        Ok(RocksStore { db })
+    }
+}
+
+impl Store for RocksStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.db.get(key).map_err(engine)
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        let mut wb = rocksdb::WriteBatch::default();
+        for op in batch.ops {
+            match op {
+                WriteOp::Put(k, v) => wb.put(k, v),
+                WriteOp::Delete(k) => wb.delete(k),
+                // An empty or inverted range deletes nothing (RocksDB would reject it).
+                WriteOp::DeleteRange(start, end) => {
+                    if start < end {
+                        wb.delete_range(start, end);
+                    }
+                }
+            }
+        }
+        self.db.write(wb).map_err(engine)
+    }
+
+    fn scan<'a>(
+        &'a self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Box<dyn Iterator<Item = Result<KvPair, StoreError>> + 'a> {
+        if start >= end {
+            return Box::new(std::iter::empty());
+        }
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_upper_bound(end.to_vec());
+        let iter = self
+            .db
+            .iterator_opt(IteratorMode::From(start, Direction::Forward), ro);
+        Box::new(iter.map(|r| r.map(|(k, v)| (k.into_vec(), v.into_vec())).map_err(engine)))
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush_wal(true).map_err(engine)?;
+        self.db.flush().map_err(engine)
+    }
+}

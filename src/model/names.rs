@@ -29,9 +29,8 @@ pub const MAX_ENTITY_BYTES: usize = 1024 * 1024;
 /// Checks a table name: 3–63 ASCII alphanumerics starting with a letter, not `tables`.
 pub fn validate_table_name(name: &str) -> Result<(), NameError> {
     let b = name.as_bytes();
-    let shape_ok = (3..=63).contains(&b.len())
-        && b[0].is_ascii_alphabetic()
-        && b.iter().all(u8::is_ascii_alphanumeric);
+    let shape_ok =
+        (3..=63).contains(&b.len()) && b[0].is_ascii_alphabetic() && b.iter().all(u8::is_ascii_alphanumeric);
     if !shape_ok || name.eq_ignore_ascii_case("tables") {
         return Err(NameError::InvalidTableName);
     }
@@ -43,7 +42,11 @@ pub fn validate_key(key: &str) -> Result<(), NameError> {
     if key.len() > MAX_KEY_UTF16 && key.encode_utf16().count() > MAX_KEY_UTF16 {
         return Err(NameError::KeyTooLarge);
     }
-    let bad = |c: char| matches!(c, '/' | '\\' | '#' | '?') || ('\u{0}'..='\u{1f}').contains(&c) || ('\u{7f}'..='\u{9f}').contains(&c);
+    let bad = |c: char| {
+        matches!(c, '/' | '\\' | '#' | '?')
+            || ('\u{0}'..='\u{1f}').contains(&c)
+            || ('\u{7f}'..='\u{9f}').contains(&c)
+    };
     if key.chars().any(bad) {
         return Err(NameError::KeyInvalidChar);
     }
@@ -99,6 +102,9 @@ mod tests {
         assert!(validate_property_name("a-b").is_err());
         assert!(validate_property_name("1a").is_err());
         assert!(validate_property_name("").is_err());
-        assert_eq!(validate_property_name(&"a".repeat(256)), Err(NameError::PropertyNameTooLong));
+        assert_eq!(
+            validate_property_name(&"a".repeat(256)),
+            Err(NameError::PropertyNameTooLong)
+        );
     }
 }

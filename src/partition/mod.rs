@@ -95,7 +95,9 @@ impl Partitions {
         E: From<PartitionError>,
     {
         let _gate = self.catalog_gate.read().unwrap_or_else(|p| p.into_inner());
-        let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
+        let info = self
+            .lookup_table(account, table)?
+            .ok_or(PartitionError::TableNotFound)?;
         let _guard = self.stripe(info.id, pk).lock().unwrap_or_else(|p| p.into_inner());
         let mut txn = Txn::new(self.store.as_ref(), info.id);
         let out = f(&mut txn)?;
@@ -114,10 +116,16 @@ impl Partitions {
         pk: &str,
         rk: &str,
     ) -> Result<Option<Entity>, PartitionError> {
-        let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
+        let info = self
+            .lookup_table(account, table)?
+            .ok_or(PartitionError::TableNotFound)?;
         let key = keys::entity_key(info.id, pk, rk);
         match self.store.get(&key)? {
-            Some(v) => Ok(Some(codec::decode_entity_value(pk.to_owned(), rk.to_owned(), &v)?)),
+            Some(v) => Ok(Some(codec::decode_entity_value(
+                pk.to_owned(),
+                rk.to_owned(),
+                &v,
+            )?)),
             None => Ok(None),
         }
     }
@@ -134,15 +142,16 @@ impl Partitions {
         max_examined: usize,
         mut keep: impl FnMut(&Entity) -> bool,
     ) -> Result<ScanPage, PartitionError> {
-        let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
+        let info = self
+            .lookup_table(account, table)?
+            .ok_or(PartitionError::TableNotFound)?;
         let (table_start, table_end) = keys::table_entities_range(info.id);
         let from = match start {
             Some((pk, rk)) => keys::entity_key(info.id, pk, rk),
             None => table_start,
         };
         let mut page = ScanPage::default();
-        let mut examined = 0usize;
-        for item in self.store.scan(&from, &table_end) {
+        for (examined, item) in self.store.scan(&from, &table_end).enumerate() {
             let (k, v) = item?;
             let (_, pk, rk) = keys::decode_entity_key(&k)
                 .ok_or_else(|| StoreError::Corrupt("undecodable entity key".into()))?;
@@ -150,7 +159,6 @@ impl Partitions {
                 page.next = Some((pk, rk));
                 break;
             }
-            examined += 1;
             let e = codec::decode_entity_value(pk, rk, &v)?;
             if keep(&e) {
                 page.entities.push(e);

@@ -19,7 +19,10 @@ impl Partitions {
         match self.store.get(&keys::table_key(account, name))? {
             Some(v) => {
                 let rec = codec::decode_table(&v)?;
-                Ok(Some(TableInfo { id: rec.id, name: rec.name }))
+                Ok(Some(TableInfo {
+                    id: rec.id,
+                    name: rec.name,
+                }))
             }
             None => Ok(None),
         }
@@ -36,18 +39,26 @@ impl Partitions {
             Some(v) => codec::decode_u64(&v)?,
             None => 1,
         };
-        let rec = TableRecord { id, name: name.to_owned() };
+        let rec = TableRecord {
+            id,
+            name: name.to_owned(),
+        };
         let mut batch = WriteBatch::new();
         batch.put(keys::NEXT_TABLE_ID_KEY.to_vec(), codec::encode_u64(id + 1));
         batch.put(keys::table_key(account, name), codec::encode_table(&rec));
         self.store.write(batch)?;
-        Ok(TableInfo { id, name: name.to_owned() })
+        Ok(TableInfo {
+            id,
+            name: name.to_owned(),
+        })
     }
 
     /// Deletes a table and, with one range tombstone, all of its entities.
     pub fn delete_table(&self, account: &str, name: &str) -> Result<(), PartitionError> {
         let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
-        let info = self.lookup_table(account, name)?.ok_or(PartitionError::TableNotFound)?;
+        let info = self
+            .lookup_table(account, name)?
+            .ok_or(PartitionError::TableNotFound)?;
         let (start, end) = keys::table_entities_range(info.id);
         let mut batch = WriteBatch::new();
         batch.delete(keys::table_key(account, name));
@@ -78,7 +89,10 @@ impl Partitions {
                 return Ok((out, next));
             }
             let rec = codec::decode_table(&v)?;
-            out.push(TableInfo { id: rec.id, name: rec.name });
+            out.push(TableInfo {
+                id: rec.id,
+                name: rec.name,
+            });
         }
         Ok((out, None))
     }

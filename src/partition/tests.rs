@@ -22,8 +22,14 @@ fn tables_are_case_insensitive_and_case_preserving() {
     let p = parts();
     let t = p.create_table("acct", "MyTable").unwrap();
     assert_eq!(t.name, "MyTable");
-    assert!(matches!(p.create_table("acct", "mytable"), Err(PartitionError::TableAlreadyExists)));
-    assert_eq!(p.lookup_table("acct", "MYTABLE").unwrap().unwrap().name, "MyTable");
+    assert!(matches!(
+        p.create_table("acct", "mytable"),
+        Err(PartitionError::TableAlreadyExists)
+    ));
+    assert_eq!(
+        p.lookup_table("acct", "MYTABLE").unwrap().unwrap().name,
+        "MyTable"
+    );
     assert!(p.lookup_table("other", "MyTable").unwrap().is_none());
     // a name that is a prefix of another does not collide
     p.create_table("acct", "MyTab").unwrap();
@@ -57,7 +63,10 @@ fn delete_table_drops_entities_and_recreate_is_empty() {
     .unwrap();
     assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_some());
     p.delete_table("a", "tbl").unwrap();
-    assert!(matches!(p.get_entity("a", "tbl", "p", "r"), Err(PartitionError::TableNotFound)));
+    assert!(matches!(
+        p.get_entity("a", "tbl", "p", "r"),
+        Err(PartitionError::TableNotFound)
+    ));
     p.create_table("a", "TBL").unwrap();
     assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
     let page = p.scan_entities("a", "tbl", None, 10, 100, |_| true).unwrap();
@@ -110,7 +119,14 @@ fn scan_pages_in_key_order_with_continuation() {
     let mut start: Option<(String, String)> = None;
     loop {
         let page = p
-            .scan_entities("a", "tbl", start.as_ref().map(|(a, b)| (a.as_str(), b.as_str())), 4, 100, |_| true)
+            .scan_entities(
+                "a",
+                "tbl",
+                start.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+                4,
+                100,
+                |_| true,
+            )
             .unwrap();
         seen.extend(page.entities.into_iter().map(|e| (e.partition_key, e.row_key)));
         match page.next {
@@ -118,10 +134,17 @@ fn scan_pages_in_key_order_with_continuation() {
             None => break,
         }
     }
-    let want: Vec<(String, String)> = [("", "1"), ("", "2"), ("a", "1"), ("a", "2"), ("b", "1"), ("b", "2")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let want: Vec<(String, String)> = [
+        ("", "1"),
+        ("", "2"),
+        ("a", "1"),
+        ("a", "2"),
+        ("b", "1"),
+        ("b", "2"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
     assert_eq!(seen, want);
 }
 
@@ -141,7 +164,9 @@ fn concurrent_read_modify_write_in_one_partition_is_serialized() {
                 for _ in 0..250 {
                     p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
                         let mut e = t.get("p", "r")?.unwrap();
-                        let Some(EdmValue::Int32(n)) = e.get("n").cloned() else { panic!() };
+                        let Some(EdmValue::Int32(n)) = e.get("n").cloned() else {
+                            panic!()
+                        };
                         e.set("n".into(), EdmValue::Int32(n + 1));
                         t.put(e);
                         Ok(())

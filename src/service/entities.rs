@@ -61,7 +61,10 @@ fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
     let size = utf16(&e.partition_key)
         + utf16(&e.row_key)
         + 8
-        + e.properties.iter().map(|(n, v)| utf16(n) + v.stored_size()).sum::<usize>();
+        + e.properties
+            .iter()
+            .map(|(n, v)| utf16(n) + v.stored_size())
+            .sum::<usize>();
     if size > MAX_ENTITY_BYTES {
         return Err(ApiError::new(ErrorCode::EntityTooLarge).into());
     }
@@ -87,7 +90,9 @@ fn check_condition(current: Option<&Entity>, cond: &Condition) -> Result<(), Ser
 impl TableService {
     /// Point query: `GET /table(PartitionKey='..',RowKey='..')`.
     pub fn get_entity(&self, account: &str, table: &str, pk: &str, rk: &str) -> Result<Entity, ServiceError> {
-        self.parts.get_entity(account, table, pk, rk)?.ok_or(ServiceError::ResourceNotFound)
+        self.parts
+            .get_entity(account, table, pk, rk)?
+            .ok_or(ServiceError::ResourceNotFound)
     }
 
     /// Query Entities over the whole table, keeping the entities `keep` accepts.
@@ -99,8 +104,13 @@ impl TableService {
         keep: impl FnMut(&Entity) -> bool,
     ) -> Result<EntityPage, ServiceError> {
         let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
-        let page = self.parts.scan_entities(account, table, start, q.top, MAX_EXAMINED_PER_PAGE, keep)?;
-        Ok(EntityPage { entities: page.entities, next: page.next })
+        let page = self
+            .parts
+            .scan_entities(account, table, start, q.top, MAX_EXAMINED_PER_PAGE, keep)?;
+        Ok(EntityPage {
+            entities: page.entities,
+            next: page.next,
+        })
     }
 
     /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.

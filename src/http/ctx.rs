@@ -1,0 +1,132 @@
+//! [`RequestCtx`]: what every handler knows about the request it serves (account,
+//! request id, served version, URLs for OData annotations), and request-header
+//! helpers shared by the handlers.
+
+use crate::error::{ApiError, ErrorCode};
+use http::HeaderMap;
+
+/// The newest service version this server speaks; the version served when a request
+/// sends none.
+pub const LATEST_VERSION: &str = "2026-06-06";
+/// The oldest service version the Table service has.
+const OLDEST_VERSION: &str = "2009-04-14";
+
+/// Per-request context built by `dispatch`.
+#[derive(Debug, Clone)]
+pub struct RequestCtx {
+    pub request_id: String,
+    /// The `x-ms-version` the request is served under (echoed on the response).
+    pub version: String,
+    pub client_request_id: Option<String>,
+    /// The account addressed (without any `-secondary` suffix).
+    pub account: String,
+    /// True when the URL addressed the read-only `-secondary` endpoint.
+    pub secondary: bool,
+    /// `http://host[:port][/account]`: what entity and table URLs in responses start with.
+    pub base_url: String,
+}
+
+/// Checks `x-ms-version` the way Azurite does: a well-formed version between the
+/// oldest service version and [`LATEST_VERSION`] is accepted (the check is skipped
+/// with `--skipApiVersionCheck`); no header means [`LATEST_VERSION`].
+pub fn check_version(headers: &HeaderMap, skip_check: bool) -> Result<String, ApiError> {
+    let Some(v) = headers.get("x-ms-version") else {
+        return Ok(LATEST_VERSION.to_owned());
+    };
+    let v = v
+        .to_str()
+        .map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
+    if skip_check {
+        return Ok(v.to_owned());
+    }
+    let well_formed = v.len() == 10
+        && v.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    if !well_formed || v < OLDEST_VERSION {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidHeaderValue,
+            format!("The value for one of the HTTP headers is not in the correct format. x-ms-version: {v}"),
+        ));
+    }
+    if v > LATEST_VERSION {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidHeaderValue,
+            format!(
+                "The API version {v} is not supported by aztable (newest supported: {LATEST_VERSION}). \
+                 Upgrade aztable, or start it with --skipApiVersionCheck to accept any version."
+            ),
+        ));
+    }
+    Ok(v.to_owned())
+}
+
+/// Returns a header's value as text, if present and valid.
+pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The client's `Prefer` choice, if it sent one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefer {
+    ReturnContent,
+    ReturnNoContent,
+}
+
+/// Reads `Prefer: return-content | return-no-content`.
+pub fn prefer(headers: &HeaderMap) -> Option<Prefer> {
+    let v = header(headers, "prefer")?;
+    v.split(',').find_map(|p| match p.trim() {
+        "return-no-content" => Some(Prefer::ReturnNoContent),
+        "return-content" => Some(Prefer::ReturnContent),
+        _ => None,
+    })
+}
+
+/// Returns `x-ms-client-request-id` if it may be echoed (≤ 1024 visible ASCII chars).
+pub fn client_request_id(headers: &HeaderMap) -> Option<String> {
+    let v = header(headers, "x-ms-client-request-id")?;
+    (v.len() <= 1024 && v.bytes().all(|b| (0x20..0x7f).contains(&b))).then(|| v.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_version(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("x-ms-version", v.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn version_check() {
+        assert_eq!(check_version(&HeaderMap::new(), false).unwrap(), LATEST_VERSION);
+        assert_eq!(
+            check_version(&with_version("2019-02-02"), false).unwrap(),
+            "2019-02-02"
+        );
+        let e = check_version(&with_version("2099-01-01"), false).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidHeaderValue);
+        assert!(check_version(&with_version("garbage"), false).is_err());
+        assert!(check_version(&with_version("2001-01-01"), false).is_err());
+        assert_eq!(
+            check_version(&with_version("2099-01-01"), true).unwrap(),
+            "2099-01-01"
+        );
+    }
+
+    #[test]
+    fn prefer_header() {
+        let mut h = HeaderMap::new();
+        assert_eq!(prefer(&h), None);
+        h.insert("prefer", "return-no-content".parse().unwrap());
+        assert_eq!(prefer(&h), Some(Prefer::ReturnNoContent));
+        h.insert("prefer", "odata.maxpagesize=5, return-content".parse().unwrap());
+        assert_eq!(prefer(&h), Some(Prefer::ReturnContent));
+    }
+}

@@ -1,0 +1,185 @@
+//! [`dispatch`]: the single entry point of every request. Builds the
+//! [`RequestCtx`], resolves path-style or host-style accounts, applies `X-HTTP-Method`
+//! tunnelling, checks `x-ms-version`, authenticates, routes and renders errors; logs
+//! one line per request.
+
+use super::ctx::{self, RequestCtx};
+use super::endpoint::Endpoint;
+use super::query::QueryParams;
+use super::{error_response, handlers, response, AppState};
+use crate::auth::{self, AuthRequest};
+use crate::error::{ApiError, ErrorCode};
+use axum::body::{to_bytes, Body, Bytes};
+use axum::extract::State;
+use axum::response::Response;
+use http::request::Parts;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Largest request body read (a batch may be 4 MiB; an entity 1 MiB of data, more as JSON).
+const MAX_BODY: usize = 4 * 1024 * 1024 + 64 * 1024;
+
+/// A request after its head was understood: what handlers receive.
+pub struct Req {
+    pub headers: http::HeaderMap,
+    pub query: QueryParams,
+    pub body: Bytes,
+}
+
+/// Where the account came from.
+struct AccountRef {
+    /// As written in the URL (may end in `-secondary`).
+    url_name: String,
+    /// For path-style URLs: the path prefix naming the account (`/devstoreaccount1`).
+    path_prefix: Option<String>,
+}
+
+pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Body>) -> Response {
+    let started = Instant::now();
+    let (parts, body) = req.into_parts();
+    let mut ctx = RequestCtx {
+        request_id: uuid::Uuid::new_v4().to_string(),
+        version: ctx::LATEST_VERSION.to_owned(),
+        client_request_id: ctx::client_request_id(&parts.headers),
+        account: String::new(),
+        secondary: false,
+        base_url: String::new(),
+    };
+    let mut op = "Unknown";
+    let result = handle(&state, &mut ctx, &mut op, parts.clone(), body).await;
+    let resp = match result {
+        Ok(r) => r,
+        Err(e) => error_response::render(&e, &ctx),
+    };
+    let resp = response::finish(resp, &ctx);
+    tracing::info!(
+        target: "aztable::access",
+        method = %parts.method,
+        operation = op,
+        status = resp.status().as_u16(),
+        latency_us = started.elapsed().as_micros() as u64,
+        request_id = %ctx.request_id,
+        "{} {}",
+        parts.method,
+        parts.uri.path()
+    );
+    resp
+}
+
+async fn handle(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    op: &mut &'static str,
+    parts: Parts,
+    body: Body,
+) -> Result<Response, ApiError> {
+    ctx.version = ctx::check_version(&parts.headers, state.options.skip_api_version_check)?;
+    let raw_path = parts.uri.path();
+    let account_ref = resolve_account(state, &parts, raw_path)?;
+    let host = ctx::header(&parts.headers, "host")
+        .unwrap_or("127.0.0.1")
+        .to_owned();
+    let (account, secondary) = match account_ref.url_name.strip_suffix("-secondary") {
+        Some(a) => (a.to_owned(), true),
+        None => (account_ref.url_name.clone(), false),
+    };
+    ctx.account = account;
+    ctx.secondary = secondary;
+    ctx.base_url = match &account_ref.path_prefix {
+        Some(prefix) => format!("http://{host}{prefix}"),
+        None => format!("http://{host}"),
+    };
+    let rest = match &account_ref.path_prefix {
+        Some(prefix) => &raw_path[prefix.len()..],
+        None => raw_path,
+    };
+
+    let method = effective_method(&parts)?;
+    let query = QueryParams::parse(parts.uri.query());
+    let endpoint = Endpoint::route(&method, rest, query.comp.as_deref(), query.restype.as_deref())?;
+    *op = endpoint.name();
+
+    if endpoint != Endpoint::Preflight {
+        let account = state.accounts.get(&ctx.account).ok_or_else(|| {
+            let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
+            e.auth_detail = Some(format!(
+                "The account '{}' does not exist on this server.",
+                ctx.account
+            ));
+            e
+        })?;
+        let auth_req = AuthRequest {
+            method: parts.method.as_str(),
+            raw_path,
+            query: parts.uri.query(),
+            headers: &parts.headers,
+        };
+        auth::authenticate(&auth_req, account, account_ref.path_prefix.as_deref())?;
+        if ctx.secondary && method != "GET" {
+            return Err(ApiError::with_message(
+                ErrorCode::AuthorizationFailure,
+                "Write operations are not allowed on the secondary (read-only) endpoint.",
+            ));
+        }
+    }
+
+    let body = to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError::new(ErrorCode::RequestBodyTooLarge))?;
+    let req = Req {
+        headers: parts.headers,
+        query,
+        body,
+    };
+    handlers::handle(state, ctx, endpoint, &req)
+}
+
+/// Finds the account: host-style (`<account>[-secondary].<anything>` when the first
+/// host label names a known account and product-style URLs are on) or path-style (the
+/// first path segment).
+fn resolve_account(state: &AppState, parts: &Parts, raw_path: &str) -> Result<AccountRef, ApiError> {
+    if !state.options.disable_product_style_url {
+        let host = ctx::header(&parts.headers, "host").unwrap_or("");
+        let hostname = host.rsplit_once(':').map_or(host, |(h, _)| h);
+        if let Some((label, _)) = hostname.split_once('.') {
+            let name = label.strip_suffix("-secondary").unwrap_or(label);
+            if hostname.parse::<std::net::IpAddr>().is_err() && state.accounts.get(name).is_some() {
+                return Ok(AccountRef {
+                    url_name: label.to_owned(),
+                    path_prefix: None,
+                });
+            }
+        }
+    }
+    let segment = raw_path.trim_start_matches('/').split('/').next().unwrap_or("");
+    if segment.is_empty() {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidUri,
+            "The request URI does not name an account (path-style: /<account>/...).",
+        ));
+    }
+    let leading = raw_path.len() - raw_path.trim_start_matches('/').len();
+    Ok(AccountRef {
+        url_name: segment.to_owned(),
+        path_prefix: Some(raw_path[..leading + segment.len()].to_owned()),
+    })
+}
+
+/// Applies `X-HTTP-Method` tunnelling: only on POST, once, with MERGE, PUT, DELETE or
+/// PATCH.
+fn effective_method(parts: &Parts) -> Result<String, ApiError> {
+    let mut values = parts.headers.get_all("x-http-method").iter();
+    let Some(first) = values.next() else {
+        return Ok(parts.method.as_str().to_owned());
+    };
+    if values.next().is_some() || first.to_str().is_ok_and(|v| v.contains(',')) {
+        return Err(ApiError::new(ErrorCode::XMethodIncorrectCount));
+    }
+    if parts.method != http::Method::POST {
+        return Err(ApiError::new(ErrorCode::XMethodNotUsingPost));
+    }
+    match first.to_str().map(str::trim) {
+        Ok(m @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => Ok(m.to_owned()),
+        _ => Err(ApiError::new(ErrorCode::XMethodIncorrectValue)),
+    }
+}

@@ -1,0 +1,29 @@
+//! The one place an [`ApiError`] becomes a wire response: the OData JSON error body
+//! (`odata.error` with code and message) with the code's status, and the code repeated
+//! in `x-ms-error-code` (the SDKs read the body; the header is harmless and helps
+//! tools that read headers).
+
+use super::ctx::RequestCtx;
+use super::response::build;
+use crate::error::ApiError;
+use crate::odata::{self, Metadata};
+use axum::response::Response;
+use http::StatusCode;
+
+/// Renders an error for the request described by `ctx`.
+pub fn render(err: &ApiError, ctx: &RequestCtx) -> Response {
+    let time = crate::model::time::wall_now().to_rfc3339_7();
+    let mut message = err.message.to_string();
+    if let Some(detail) = &err.auth_detail {
+        message.push('\n');
+        message.push_str("AuthenticationErrorDetail:");
+        message.push_str(detail);
+    }
+    let body = odata::error_body(err.code.as_str(), &message, &ctx.request_id, &time);
+    let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = [
+        ("content-type", Metadata::Minimal.content_type().to_owned()),
+        ("x-ms-error-code", err.code.as_str().to_owned()),
+    ];
+    build(status, &headers, body)
+}

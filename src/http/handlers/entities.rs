@@ -1,0 +1,205 @@
+//! Entity handlers: QueryEntities, GetEntity (point query), InsertEntity,
+//! UpdateEntity / InsertOrReplaceEntity, MergeEntity / InsertOrMergeEntity,
+//! DeleteEntity.
+
+use super::super::ctx::{header, prefer, Prefer, RequestCtx};
+use super::super::dispatch::Req;
+use super::super::response::{build, no_content};
+use super::super::AppState;
+use super::{check_request_content_type, negotiate};
+use crate::error::{ApiError, ErrorCode};
+use crate::model::{continuation, Entity};
+use crate::odata::{self, Urls};
+use crate::service::{Condition, NewEntity, QueryEntities};
+use axum::response::Response;
+use http::StatusCode;
+
+fn urls(ctx: &RequestCtx) -> Urls<'_> {
+    Urls {
+        base: &ctx.base_url,
+        account: &ctx.account,
+    }
+}
+
+/// `table(PartitionKey='..',RowKey='..')` with quotes doubled and percent-encoded, as
+/// used in `Location` headers.
+fn entity_path(table: &str, e: &Entity) -> String {
+    let enc = |s: &str| {
+        percent_encoding::utf8_percent_encode(&s.replace('\'', "''"), percent_encoding::NON_ALPHANUMERIC)
+            .to_string()
+    };
+    format!(
+        "{table}(PartitionKey='{}',RowKey='{}')",
+        enc(&e.partition_key),
+        enc(&e.row_key)
+    )
+}
+
+/// Reads `If-Match` (and refuses `If-None-Match` on writes).
+fn condition(req: &Req, required: bool) -> Result<Condition, ApiError> {
+    if req.headers.contains_key("if-none-match") {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidInput,
+            "If-None-Match is not supported for this operation.",
+        ));
+    }
+    match header(&req.headers, "if-match").map(str::trim) {
+        None if required => Err(ApiError::with_message(
+            ErrorCode::MissingRequiredHeader,
+            "An HTTP header that's mandatory for this request is not specified. Header: If-Match",
+        )),
+        None => Ok(Condition::Upsert),
+        Some("*") => Ok(Condition::Exists),
+        Some(tag) if tag.starts_with("W/\"") && tag.ends_with('"') && tag.len() > 4 => {
+            Ok(Condition::Etag(tag.to_owned()))
+        }
+        Some(tag) => Err(ApiError::with_message(
+            ErrorCode::InvalidInput,
+            format!("The etag value '{tag}' specified in one of the request headers is not valid."),
+        )),
+    }
+}
+
+/// Parses the request body as an entity addressed by the URL keys.
+fn body_entity(req: &Req, pk: String, rk: String) -> Result<NewEntity, ApiError> {
+    check_request_content_type(req)?;
+    let parsed = odata::parse_entity(&req.body)?;
+    Ok(NewEntity {
+        partition_key: pk,
+        row_key: rk,
+        properties: parsed.properties,
+    })
+}
+
+fn etag_headers(e: &Entity) -> Vec<(&'static str, String)> {
+    vec![("etag", e.etag()), ("dataserviceversion", "3.0;".into())]
+}
+
+pub fn query_entities(
+    state: &AppState,
+    ctx: &RequestCtx,
+    req: &Req,
+    table: &str,
+) -> Result<Response, ApiError> {
+    let md = negotiate(req)?;
+    if req.query.filter.is_some() {
+        return Err(ApiError::with_message(
+            ErrorCode::NotImplemented,
+            "$filter is not implemented by this server yet.",
+        ));
+    }
+    let top = req.query.page_size()?;
+    let decode = |t: &str| continuation::decode(t).unwrap_or_else(|| t.to_owned());
+    let start = req.query.next_partition_key.as_deref().map(|pk| {
+        (
+            decode(pk),
+            req.query.next_row_key.as_deref().map(decode).unwrap_or_default(),
+        )
+    });
+    let q = QueryEntities { start, top };
+    let page = state.service.query_entities(&ctx.account, table, &q, |_| true)?;
+    let select = req.query.select_list();
+    let mut headers = vec![("content-type", md.content_type().to_owned())];
+    if let Some((pk, rk)) = &page.next {
+        headers.push(("x-ms-continuation-nextpartitionkey", continuation::encode(pk)));
+        headers.push(("x-ms-continuation-nextrowkey", continuation::encode(rk)));
+    }
+    let body = odata::entity_feed(&page.entities, table, md, select.as_deref(), &urls(ctx));
+    Ok(build(StatusCode::OK, &headers, body))
+}
+
+pub fn get_entity(
+    state: &AppState,
+    ctx: &RequestCtx,
+    req: &Req,
+    table: &str,
+    pk: &str,
+    rk: &str,
+) -> Result<Response, ApiError> {
+    let md = negotiate(req)?;
+    let e = state.service.get_entity(&ctx.account, table, pk, rk)?;
+    let select = req.query.select_list();
+    let mut headers = etag_headers(&e);
+    headers.push(("content-type", md.content_type().to_owned()));
+    let body = odata::entity_response(&e, table, md, select.as_deref(), &urls(ctx));
+    Ok(build(StatusCode::OK, &headers, body))
+}
+
+pub fn insert_entity(
+    state: &AppState,
+    ctx: &RequestCtx,
+    req: &Req,
+    table: &str,
+) -> Result<Response, ApiError> {
+    check_request_content_type(req)?;
+    let pref = prefer(&req.headers);
+    let md = negotiate(req)?;
+    let parsed = odata::parse_entity(&req.body)?;
+    let (Some(pk), Some(rk)) = (parsed.partition_key, parsed.row_key) else {
+        return Err(ApiError::with_message(
+            ErrorCode::PropertiesNeedValue,
+            "The PartitionKey and RowKey properties are required to insert an entity.",
+        ));
+    };
+    let new = NewEntity {
+        partition_key: pk,
+        row_key: rk,
+        properties: parsed.properties,
+    };
+    let e = state.service.insert_entity(&ctx.account, table, new)?;
+    let location = format!("{}/{}", ctx.base_url, entity_path(table, &e));
+    let mut headers = etag_headers(&e);
+    headers.push(("location", location.clone()));
+    headers.push(("dataserviceid", location));
+    if pref == Some(Prefer::ReturnNoContent) {
+        headers.push(("preference-applied", "return-no-content".into()));
+        return Ok(no_content(&headers));
+    }
+    if pref == Some(Prefer::ReturnContent) {
+        headers.push(("preference-applied", "return-content".into()));
+    }
+    headers.push(("content-type", md.content_type().to_owned()));
+    let body = odata::entity_response(&e, table, md, None, &urls(ctx));
+    Ok(build(StatusCode::CREATED, &headers, body))
+}
+
+pub fn update_entity(
+    state: &AppState,
+    ctx: &RequestCtx,
+    req: &Req,
+    table: &str,
+    pk: String,
+    rk: String,
+) -> Result<Response, ApiError> {
+    let cond = condition(req, false)?;
+    let new = body_entity(req, pk, rk)?;
+    let e = state.service.update_entity(&ctx.account, table, new, &cond)?;
+    Ok(no_content(&etag_headers(&e)))
+}
+
+pub fn merge_entity(
+    state: &AppState,
+    ctx: &RequestCtx,
+    req: &Req,
+    table: &str,
+    pk: String,
+    rk: String,
+) -> Result<Response, ApiError> {
+    let cond = condition(req, false)?;
+    let new = body_entity(req, pk, rk)?;
+    let e = state.service.merge_entity(&ctx.account, table, new, &cond)?;
+    Ok(no_content(&etag_headers(&e)))
+}
+
+pub fn delete_entity(
+    state: &AppState,
+    ctx: &RequestCtx,
+    req: &Req,
+    table: &str,
+    pk: &str,
+    rk: &str,
+) -> Result<Response, ApiError> {
+    let cond = condition(req, true)?;
+    state.service.delete_entity(&ctx.account, table, pk, rk, &cond)?;
+    Ok(no_content(&[]))
+}

@@ -1,0 +1,65 @@
+//! Handlers: one function per operation; each parses the request, makes one service
+//! call and renders the result. No storage access and no business rules here.
+
+mod entities;
+mod other;
+mod tables;
+
+use super::ctx::RequestCtx;
+use super::dispatch::Req;
+use super::endpoint::Endpoint;
+use super::AppState;
+use crate::error::{ApiError, ErrorCode};
+use crate::odata::{self, Metadata};
+use axum::response::Response;
+
+/// Calls the handler of `endpoint`.
+pub fn handle(
+    state: &AppState,
+    ctx: &RequestCtx,
+    endpoint: Endpoint,
+    req: &Req,
+) -> Result<Response, ApiError> {
+    use Endpoint::*;
+    match endpoint {
+        QueryTables => tables::query_tables(state, ctx, req),
+        CreateTable => tables::create_table(state, ctx, req),
+        GetTable { table } => tables::get_table(state, ctx, req, &table),
+        DeleteTable { table } => tables::delete_table(state, ctx, &table),
+        QueryEntities { table } => entities::query_entities(state, ctx, req, &table),
+        GetEntity { table, pk, rk } => entities::get_entity(state, ctx, req, &table, &pk, &rk),
+        InsertEntity { table } => entities::insert_entity(state, ctx, req, &table),
+        UpdateEntity { table, pk, rk } => entities::update_entity(state, ctx, req, &table, pk, rk),
+        MergeEntity { table, pk, rk } => entities::merge_entity(state, ctx, req, &table, pk, rk),
+        DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk),
+        Preflight => other::preflight(req),
+        Batch
+        | GetTableAcl { .. }
+        | SetTableAcl { .. }
+        | GetServiceProperties
+        | SetServiceProperties
+        | GetServiceStats => Err(ApiError::with_message(
+            ErrorCode::NotImplemented,
+            format!("{} is not implemented by this server yet.", endpoint.name()),
+        )),
+    }
+}
+
+/// The response format the client asked for (`$format` wins over `Accept`).
+fn negotiate(req: &Req) -> Result<Metadata, ApiError> {
+    odata::negotiate(
+        super::ctx::header(&req.headers, "accept"),
+        req.query.format.as_deref(),
+    )
+}
+
+/// Refuses request bodies in a format the server does not read (Atom/XML).
+fn check_request_content_type(req: &Req) -> Result<(), ApiError> {
+    let ct = super::ctx::header(&req.headers, "content-type")
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if ct.starts_with("application/atom+xml") || ct.starts_with("application/xml") {
+        return Err(ApiError::new(ErrorCode::AtomFormatNotSupported));
+    }
+    Ok(())
+}

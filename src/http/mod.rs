@@ -1,0 +1,42 @@
+//! FRONT END: the only module that uses axum. One fallback route sends every request
+//! to [`dispatch::dispatch`], which resolves the account, checks the version,
+//! authenticates, routes to an [`endpoint::Endpoint`] and calls one handler; handlers
+//! only translate between HTTP and `service` calls.
+
+pub mod ctx;
+mod dispatch;
+pub mod endpoint;
+mod error_response;
+mod handlers;
+pub mod query;
+mod response;
+mod server;
+
+pub use server::serve;
+
+use crate::auth::Accounts;
+use crate::service::TableService;
+use std::sync::Arc;
+
+/// Front-end switches from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    pub skip_api_version_check: bool,
+    pub disable_product_style_url: bool,
+    pub loose: bool,
+}
+
+/// Everything a request handler can reach.
+pub struct AppState {
+    pub service: TableService,
+    pub accounts: Accounts,
+    pub options: HttpOptions,
+}
+
+/// Builds the axum application: a single fallback handler.
+pub fn router(state: Arc<AppState>) -> axum::Router {
+    axum::Router::new().fallback(dispatch::dispatch).with_state(state)
+}
+
+#[cfg(test)]
+mod tests;

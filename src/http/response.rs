@@ -1,0 +1,46 @@
+//! Response building: the headers every response carries (`x-ms-request-id`,
+//! `x-ms-version`, `Date`, client request id echo, ...) and small constructors.
+
+use super::ctx::RequestCtx;
+use axum::body::Body;
+use axum::response::Response;
+use http::header::{HeaderName, HeaderValue};
+use http::StatusCode;
+
+/// Adds the headers common to every response.
+pub fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
+    let h = resp.headers_mut();
+    let mut set = |name: &'static str, value: &str| {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.insert(HeaderName::from_static(name), v);
+        }
+    };
+    set("x-ms-request-id", &ctx.request_id);
+    set("x-ms-version", &ctx.version);
+    set("date", &crate::model::time::wall_now().to_http_date());
+    set("server", "aztable/0.1 Windows-Azure-Table/1.0");
+    set("cache-control", "no-cache");
+    set("x-content-type-options", "nosniff");
+    if let Some(id) = &ctx.client_request_id {
+        set("x-ms-client-request-id", id);
+    }
+    resp
+}
+
+/// A response with a status, headers and body.
+pub fn build(status: StatusCode, headers: &[(&'static str, String)], body: Vec<u8>) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    for (name, value) in headers {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.append(HeaderName::from_static(name), v);
+        }
+    }
+    resp
+}
+
+/// `204 No Content` with the given headers.
+pub fn no_content(headers: &[(&'static str, String)]) -> Response {
+    build(StatusCode::NO_CONTENT, headers, Vec::new())
+}

@@ -1,0 +1,123 @@
+//! Router-level tests with no socket: `router(state).oneshot(request)` over the
+//! in-memory store, for headers, negotiation and error bodies.
+
+use super::*;
+use crate::store::mem::MemStore;
+use axum::body::{to_bytes, Body};
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use tower::ServiceExt;
+
+const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+fn app() -> axum::Router {
+    router(Arc::new(AppState {
+        service: TableService::new(Arc::new(MemStore::new())),
+        accounts: Accounts::with_dev_account(),
+        options: HttpOptions::default(),
+    }))
+}
+
+/// Builds a SharedKeyLite-signed request (path-style URL).
+fn signed(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> http::Request<Body> {
+    let date = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+    let uri: http::Uri = format!("/devstoreaccount1{path}").parse().unwrap();
+    let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{date}\n/devstoreaccount1{}", uri.path()).as_bytes());
+    let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    let mut b = http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("host", "127.0.0.1:10002")
+        .header("x-ms-date", date)
+        .header("authorization", format!("SharedKeyLite devstoreaccount1:{sig}"));
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    b.body(Body::from(body.to_owned())).unwrap()
+}
+
+async fn call(app: &axum::Router, req: http::Request<Body>) -> (u16, http::HeaderMap, serde_json::Value) {
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    let json = if bytes.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    (status, headers, json)
+}
+
+#[tokio::test]
+async fn error_body_shape_and_common_headers() {
+    let app = app();
+    let req = signed("GET", "/nosuch()", &[("x-ms-client-request-id", "abc-123")], "");
+    let (status, h, body) = call(&app, req).await;
+    assert_eq!(status, 404);
+    assert_eq!(body["odata.error"]["code"], "TableNotFound");
+    assert_eq!(body["odata.error"]["message"]["lang"], "en-US");
+    let msg = body["odata.error"]["message"]["value"].as_str().unwrap();
+    let request_id = h["x-ms-request-id"].to_str().unwrap();
+    assert!(msg.contains(&format!("RequestId:{request_id}")), "{msg}");
+    assert!(msg.contains("\nTime:"));
+    assert_eq!(h["x-ms-client-request-id"], "abc-123");
+    assert_eq!(h["x-ms-error-code"], "TableNotFound");
+    assert!(h.contains_key("date"));
+    assert!(h["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+}
+
+#[tokio::test]
+async fn unauthenticated_requests_are_refused_but_preflight_is_anonymous() {
+    let app = app();
+    let req = http::Request::get("/devstoreaccount1/Tables")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, body) = call(&app, req).await;
+    assert_eq!(status, 401);
+    assert_eq!(body["odata.error"]["code"], "NoAuthenticationInformation");
+    let req = http::Request::builder()
+        .method("OPTIONS")
+        .uri("/devstoreaccount1/Tables")
+        .header("origin", "http://example.com")
+        .header("access-control-request-method", "GET")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, body) = call(&app, req).await;
+    assert_eq!(status, 403);
+    assert_eq!(body["odata.error"]["code"], "CorsPreflightFailure");
+}
+
+#[tokio::test]
+async fn insert_prefer_and_point_query() {
+    let app = app();
+    let (s, _, _) = call(&app, signed("POST", "/Tables", &[], r#"{"TableName":"t1"}"#)).await;
+    assert_eq!(s, 201);
+    let body = r#"{"PartitionKey":"a","RowKey":"b","V":1}"#;
+    let req = signed("POST", "/t1", &[("prefer", "return-no-content")], body);
+    let (s, h, _) = call(&app, req).await;
+    assert_eq!(s, 204);
+    assert_eq!(h["preference-applied"], "return-no-content");
+    let etag = h["etag"].to_str().unwrap().to_owned();
+    let (s, h, body) = call(&app, signed("GET", "/t1(PartitionKey='a',RowKey='b')", &[], "")).await;
+    assert_eq!(s, 200);
+    assert_eq!(h["etag"].to_str().unwrap(), etag);
+    assert_eq!(body["V"], 1);
+    assert!(body["odata.metadata"]
+        .as_str()
+        .unwrap()
+        .starts_with("http://127.0.0.1:10002/devstoreaccount1/$metadata#t1"));
+}
+
+#[tokio::test]
+async fn unsupported_operations_say_not_implemented() {
+    let app = app();
+    let (s, _, body) = call(&app, signed("POST", "/$batch", &[], "")).await;
+    assert_eq!(s, 501);
+    assert_eq!(body["odata.error"]["code"], "NotImplemented");
+}

@@ -1,0 +1,139 @@
+//! The `aztable` binary: parse the configuration, set up logging, open the store and
+//! serve until SIGINT/SIGTERM; then finish in-flight requests and close the store.
+
+use aztable::auth::Accounts;
+use aztable::config::{Args, Config};
+use aztable::http::{serve, AppState, HttpOptions};
+use aztable::service::TableService;
+use aztable::store::Store;
+use clap::Parser;
+use std::sync::Arc;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    let config = match Config::from_args(args, std::env::var("AZURITE_ACCOUNTS").ok()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("aztable: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    if let Err(e) = init_tracing(&config) {
+        eprintln!("aztable: {e}");
+        return std::process::ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("aztable: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("aztable: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(config: &Config) -> Result<(), String> {
+    let default = if config.silent { "warn" } else { "info" };
+    let filter = EnvFilter::try_from_env("AZTABLE_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let stdout = tracing_subscriber::fmt::layer()
+        .with_target(false)
+        .with_filter(filter);
+    let debug = match &config.debug_log {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("cannot open debug log {}: {e}", path.display()))?;
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(std::sync::Mutex::new(file))
+                    .with_filter(EnvFilter::new("debug")),
+            )
+        }
+        None => None,
+    };
+    tracing_subscriber::registry().with(stdout).with(debug).init();
+    Ok(())
+}
+
+fn open_store(config: &Config) -> Result<Arc<dyn Store>, String> {
+    match &config.data_dir {
+        None => Ok(Arc::new(aztable::store::mem::MemStore::new())),
+        #[cfg(feature = "rocksdb")]
+        Some(dir) => aztable::store::rocks::RocksStore::open(dir)
+            .map(|s| Arc::new(s) as Arc<dyn Store>)
+            .map_err(|e| format!("cannot open the data directory {}: {e}", dir.display())),
+        #[cfg(not(feature = "rocksdb"))]
+        Some(_) => Err("built without the rocksdb feature: use --inMemoryPersistence".into()),
+    }
+}
+
+async fn run(config: Config) -> Result<(), String> {
+    let mut accounts = Accounts::with_dev_account();
+    if let Some(extra) = &config.extra_accounts {
+        accounts
+            .add_from_env(extra)
+            .map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
+    }
+    let store = open_store(&config)?;
+    let state = Arc::new(AppState {
+        service: TableService::new(store),
+        accounts,
+        options: HttpOptions {
+            skip_api_version_check: config.skip_api_version_check,
+            disable_product_style_url: config.disable_product_style_url,
+            loose: config.loose,
+        },
+    });
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let data = match &config.data_dir {
+        Some(d) => format!("RocksDB at {}", d.display()),
+        None => "in memory (--inMemoryPersistence: nothing is kept)".to_owned(),
+    };
+    tracing::info!(accounts = ?state.accounts.names(), "data: {data}");
+    tracing::info!("aztable listening on http://{addr}");
+    serve(listener, Arc::clone(&state), shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!("shutting down: flushing the store");
+    state.service.flush().map_err(|e| e.to_string())?;
+    drop(state);
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

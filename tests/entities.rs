@@ -1,0 +1,341 @@
+//! Black-box: entity operations over raw HTTP against the real server.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+async fn setup(table: &str) -> (TestServer, Client) {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table(table).await.status, 201);
+    (server, c)
+}
+
+#[tokio::test]
+async fn insert_get_and_every_edm_type_round_trips() {
+    let (_s, c) = setup("types").await;
+    let entity = json!({
+        "PartitionKey": "p'1 /x", "RowKey": "",
+        "Str": "héllo ☃ 𝄞",
+        "I32": 2147483647,
+        "I64": "-9223372036854775808", "I64@odata.type": "Edm.Int64",
+        "Dbl": 1.5, "Whole": 2.0,
+        "Nan": "NaN", "Nan@odata.type": "Edm.Double",
+        "Inf": "-Infinity", "Inf@odata.type": "Edm.Double",
+        "B": true,
+        "When": "2013-08-22T00:20:16.3134645Z", "When@odata.type": "Edm.DateTime",
+        "Id": "c9da6455-213d-42c9-9a79-3e9149a57833", "Id@odata.type": "Edm.Guid",
+        "Bin": "AQID", "Bin@odata.type": "Edm.Binary",
+        "Empty": "", "Gone": null
+    });
+    // '/' is not allowed in keys
+    let r = c.insert("types", entity.clone()).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let mut entity = entity;
+    entity["PartitionKey"] = json!("p'1 x%+");
+    let r = c.insert("types", entity).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let etag = r.header("etag").unwrap();
+    assert!(
+        etag.starts_with("W/\"datetime'") && etag.contains("%3A"),
+        "{etag}"
+    );
+    assert!(r.header("location").is_some());
+
+    let r = c.get("types", "p'1 x%+", "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.header("etag").unwrap(), etag);
+    let v = r.json();
+    assert_eq!(v["odata.etag"], etag);
+    assert_eq!(v["PartitionKey"], "p'1 x%+");
+    assert_eq!(v["RowKey"], "");
+    assert_eq!(v["Str"], "héllo ☃ 𝄞");
+    assert_eq!(v["I32"], 2147483647);
+    assert_eq!(v["I64"], "-9223372036854775808");
+    assert_eq!(v["I64@odata.type"], "Edm.Int64");
+    assert_eq!(v["Dbl"], 1.5);
+    assert!(
+        v["Whole"].is_f64(),
+        "integral doubles keep a decimal point: {}",
+        r.body
+    );
+    assert_eq!(v["Nan"], "NaN");
+    assert_eq!(v["Inf"], "-Infinity");
+    assert_eq!(v["B"], true);
+    assert_eq!(v["When"], "2013-08-22T00:20:16.3134645Z");
+    assert_eq!(v["When@odata.type"], "Edm.DateTime");
+    assert_eq!(v["Id"], "c9da6455-213d-42c9-9a79-3e9149a57833");
+    assert_eq!(v["Bin"], "AQID");
+    assert_eq!(v["Empty"], "");
+    assert!(v.get("Gone").is_none(), "null properties are not stored");
+    let ts = v["Timestamp"].as_str().unwrap();
+    assert_eq!(
+        ts.len(),
+        "2013-08-22T00:20:16.3134645Z".len(),
+        "7 fractional digits: {ts}"
+    );
+
+    let r = c.get("types", "nope", "").await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.error_code(), "ResourceNotFound");
+}
+
+#[tokio::test]
+async fn duplicate_insert_and_missing_table() {
+    let (_s, c) = setup("dups").await;
+    let e = json!({"PartitionKey": "a", "RowKey": "b"});
+    assert_eq!(c.insert("dups", e.clone()).await.status, 201);
+    let r = c.insert("dups", e.clone()).await;
+    assert_eq!(r.status, 409);
+    assert_eq!(r.error_code(), "EntityAlreadyExists");
+    let r = c.insert("nosuchtable", e).await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.error_code(), "TableNotFound");
+}
+
+#[tokio::test]
+async fn update_merge_upsert_delete_with_etags() {
+    let (_s, c) = setup("ops").await;
+    let path = entity_path("ops", "p", "r");
+    let r = c
+        .insert(
+            "ops",
+            json!({"PartitionKey": "p", "RowKey": "r", "A": 1, "B": "x"}),
+        )
+        .await;
+    let etag1 = r.header("etag").unwrap();
+
+    // merge with the right etag keeps B, changes A, adds C
+    let r = c
+        .send(
+            "MERGE",
+            &path,
+            &[("If-Match", &etag1)],
+            Some(&json!({"A": 2, "C": true}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let etag2 = r.header("etag").unwrap();
+    assert_ne!(etag1, etag2);
+    let v = c.get("ops", "p", "r").await.json();
+    assert_eq!(
+        (v["A"].clone(), v["B"].clone(), v["C"].clone()),
+        (json!(2), json!("x"), json!(true))
+    );
+
+    // stale etag → 412, nothing changes
+    let r = c
+        .send(
+            "PUT",
+            &path,
+            &[("If-Match", &etag1)],
+            Some(&json!({"Z": 1}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 412);
+    assert_eq!(r.error_code(), "UpdateConditionNotSatisfied");
+    assert_eq!(c.get("ops", "p", "r").await.json()["A"], 2);
+
+    // replace drops properties not sent
+    let r = c
+        .send(
+            "PUT",
+            &path,
+            &[("If-Match", "*")],
+            Some(&json!({"Z": 1}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 204);
+    let v = c.get("ops", "p", "r").await.json();
+    assert!(v.get("A").is_none() && v["Z"] == 1);
+
+    // PATCH and POST+X-HTTP-Method also merge
+    let r = c
+        .send(
+            "PATCH",
+            &path,
+            &[("If-Match", "*")],
+            Some(&json!({"P": 1}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 204);
+    let r = c
+        .send(
+            "POST",
+            &path,
+            &[("X-HTTP-Method", "MERGE"), ("If-Match", "*")],
+            Some(&json!({"Q": 1}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let v = c.get("ops", "p", "r").await.json();
+    assert!(v["P"] == 1 && v["Q"] == 1 && v["Z"] == 1);
+
+    // update of a missing entity with If-Match → 404; without → upsert
+    let missing = entity_path("ops", "p", "new");
+    let r = c.send("PUT", &missing, &[("If-Match", "*")], Some("{}")).await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.error_code(), "ResourceNotFound");
+    assert_eq!(
+        c.send("PUT", &missing, &[], Some(&json!({"U": 1}).to_string()))
+            .await
+            .status,
+        204
+    );
+    assert_eq!(
+        c.send("MERGE", &missing, &[], Some(&json!({"V": 2}).to_string()))
+            .await
+            .status,
+        204
+    );
+    let v = c.get("ops", "p", "new").await.json();
+    assert!(v["U"] == 1 && v["V"] == 2);
+
+    // delete: stale etag 412, missing If-Match 400, then success, then 404
+    let r = c.send("DELETE", &path, &[("If-Match", &etag1)], None).await;
+    assert_eq!(r.status, 412);
+    let r = c.send("DELETE", &path, &[], None).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.error_code(), "MissingRequiredHeader");
+    let etag = c.get("ops", "p", "r").await.header("etag").unwrap();
+    assert_eq!(
+        c.send("DELETE", &path, &[("If-Match", &etag)], None).await.status,
+        204
+    );
+    let r = c.send("DELETE", &path, &[("If-Match", "*")], None).await;
+    assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn query_pages_in_key_order_with_continuation() {
+    let (_s, c) = setup("many").await;
+    let mut want = Vec::new();
+    for p in 0..3 {
+        for r in 0..450 {
+            want.push((format!("p{p}"), format!("r{r:04}")));
+        }
+    }
+    let mut handles = Vec::new();
+    for chunk in want.chunks(150) {
+        let c = c.clone();
+        let chunk = chunk.to_vec();
+        handles.push(tokio::spawn(async move {
+            for (p, r) in chunk {
+                let resp = c
+                    .insert("many", json!({"PartitionKey": p, "RowKey": r, "N": 1}))
+                    .await;
+                assert_eq!(resp.status, 201);
+            }
+        }));
+    }
+    for h in handles {
+        h.await.unwrap();
+    }
+    let mut got = Vec::new();
+    let mut cont: Option<(String, String)> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &cont {
+            Some((p, r)) => format!("/many()?NextPartitionKey={p}&NextRowKey={r}"),
+            None => "/many()".to_owned(),
+        };
+        let resp = c.send("GET", &path, &[], None).await;
+        assert_eq!(resp.status, 200);
+        pages += 1;
+        let v = resp.json();
+        let items = v["value"].as_array().unwrap();
+        assert!(items.len() <= 1000);
+        for e in items {
+            got.push((
+                e["PartitionKey"].as_str().unwrap().to_owned(),
+                e["RowKey"].as_str().unwrap().to_owned(),
+            ));
+        }
+        match (
+            resp.header("x-ms-continuation-nextpartitionkey"),
+            resp.header("x-ms-continuation-nextrowkey"),
+        ) {
+            (Some(p), Some(r)) => cont = Some((p, r)),
+            _ => break,
+        }
+    }
+    assert_eq!(pages, 2);
+    assert_eq!(got, want);
+
+    // $top caps the page and $select projects
+    let resp = c.send("GET", "/many()?$top=5&$select=RowKey", &[], None).await;
+    let v = resp.json();
+    let items = v["value"].as_array().unwrap();
+    assert_eq!(items.len(), 5);
+    assert!(items[0].get("N").is_none());
+    assert_eq!(items[0]["RowKey"], "r0000");
+    assert!(resp.header("x-ms-continuation-nextpartitionkey").is_some());
+}
+
+#[tokio::test]
+async fn metadata_levels() {
+    let (_s, c) = setup("meta").await;
+    c.insert(
+        "meta",
+        json!({"PartitionKey": "p", "RowKey": "r", "I64": "5", "I64@odata.type": "Edm.Int64"}),
+    )
+    .await;
+    let path = entity_path("meta", "p", "r");
+    let none = c
+        .send(
+            "GET",
+            &path,
+            &[("Accept", "application/json;odata=nometadata")],
+            None,
+        )
+        .await;
+    assert!(none.header("content-type").unwrap().contains("odata=nometadata"));
+    let v = none.json();
+    assert!(v.get("odata.metadata").is_none() && v.get("I64@odata.type").is_none());
+    assert_eq!(v["I64"], "5");
+    let full = c
+        .send(
+            "GET",
+            &format!("{path}?$format=application/json;odata=fullmetadata"),
+            &[],
+            None,
+        )
+        .await;
+    let v = full.json();
+    assert_eq!(v["odata.type"], "devstoreaccount1.meta");
+    assert!(v["odata.id"]
+        .as_str()
+        .unwrap()
+        .contains("meta(PartitionKey='p',RowKey='r')"));
+    assert_eq!(v["Timestamp@odata.type"], "Edm.DateTime");
+    let atom = c
+        .send("GET", &path, &[("Accept", "application/atom+xml")], None)
+        .await;
+    assert_eq!(atom.status, 415);
+}
+
+#[tokio::test]
+async fn timestamps_strictly_increase_per_entity() {
+    let (_s, c) = setup("clock").await;
+    let path = entity_path("clock", "p", "r");
+    c.insert("clock", json!({"PartitionKey": "p", "RowKey": "r"}))
+        .await;
+    let mut last = c.get("clock", "p", "r").await.json()["Timestamp"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for i in 0..20 {
+        assert_eq!(
+            c.send("PUT", &path, &[], Some(&json!({"I": i}).to_string()))
+                .await
+                .status,
+            204
+        );
+        let ts = c.get("clock", "p", "r").await.json()["Timestamp"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(ts > last, "{ts} <= {last}");
+        last = ts;
+    }
+}

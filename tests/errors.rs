@@ -1,0 +1,182 @@
+//! Black-box: one test per error path we claim (status, code in body and header).
+
+mod common;
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn authentication_errors() {
+    let server = TestServer::start();
+    let http = reqwest::Client::new();
+
+    // no Authorization header
+    let r = http
+        .get(format!("{}/Tables", server.endpoint()))
+        .header("x-ms-date", now_rfc1123())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    assert_eq!(r.headers()["x-ms-error-code"], "NoAuthenticationInformation");
+
+    // wrong key
+    let mut c = server.client();
+    c.key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==".into();
+    let r = c.send("GET", "/Tables", &[], None).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(r.error_code(), "AuthenticationFailed");
+    assert!(r.json()["odata.error"]["message"]["value"]
+        .as_str()
+        .unwrap()
+        .contains("RequestId:"));
+
+    // malformed Authorization
+    let r = http
+        .get(format!("{}/Tables", server.endpoint()))
+        .header("x-ms-date", now_rfc1123())
+        .header("Authorization", "Bearer xyz")
+        .send()
+        .await
+        .unwrap();
+    assert!(matches!(r.status().as_u16(), 400 | 401 | 403), "{}", r.status());
+}
+
+#[tokio::test]
+async fn shared_key_lite_and_host_style_urls() {
+    let server = TestServer::start();
+    let http = reqwest::Client::new();
+    let date = now_rfc1123();
+    // SharedKeyLite, path-style: the account appears twice in the canonical resource
+    let sts = format!("{date}\n/{ACCOUNT}/{ACCOUNT}/Tables");
+    let r = http
+        .get(format!("{}/Tables", server.endpoint()))
+        .header("x-ms-date", &date)
+        .header("Accept", "application/json;odata=nometadata")
+        .header(
+            "Authorization",
+            format!("SharedKeyLite {ACCOUNT}:{}", sign(KEY, &sts)),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+
+    // host-style: devstoreaccount1.table.localhost
+    let sts = format!("GET\n\n\n{date}\n/{ACCOUNT}/Tables");
+    let r = http
+        .get(format!("http://127.0.0.1:{}/Tables", server.port))
+        .header("Host", format!("{ACCOUNT}.table.localhost:{}", server.port))
+        .header("x-ms-date", &date)
+        .header(
+            "Authorization",
+            format!("SharedKey {ACCOUNT}:{}", sign(KEY, &sts)),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
+}
+
+#[tokio::test]
+async fn version_and_routing_errors() {
+    let server = TestServer::start();
+    let c = server.client();
+    let r = c
+        .send("GET", "/Tables", &[("x-ms-version", "2099-01-01")], None)
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.error_code(), "InvalidHeaderValue");
+    assert_eq!(r.header("x-ms-error-code").as_deref(), Some("InvalidHeaderValue"));
+
+    let r = c.send("GET", "/a/b/c", &[], None).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.error_code(), "InvalidUri");
+
+    let r = c.send("PUT", "/Tables", &[], Some("{}")).await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.error_code(), "MethodNotAllowed");
+
+    let path = entity_path("t", "a", "b");
+    let r = c
+        .send("PUT", &path, &[("X-HTTP-Method", "MERGE")], Some("{}"))
+        .await;
+    assert_eq!(r.error_code(), "XMethodNotUsingPost");
+    let r = c
+        .send("POST", &path, &[("X-HTTP-Method", "GET")], Some("{}"))
+        .await;
+    assert_eq!(r.error_code(), "XMethodIncorrectValue");
+    let r = c
+        .send("POST", &path, &[("X-HTTP-Method", "MERGE, PUT")], Some("{}"))
+        .await;
+    assert_eq!(r.error_code(), "XMethodIncorrectCount");
+}
+
+#[tokio::test]
+async fn entity_validation_errors() {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table("val").await.status, 201);
+    let cases = [
+        (
+            json!({"PartitionKey": "a", "RowKey": "1", "bad-name": 1}),
+            "PropertyNameInvalid",
+        ),
+        (
+            json!({"PartitionKey": "a", "RowKey": "2", "S": "x".repeat(32 * 1024 + 1)}),
+            "PropertyValueTooLarge",
+        ),
+        (
+            json!({"PartitionKey": "a", "RowKey": "3", "I": 5_000_000_000i64, "I@odata.type": "Edm.Int32"}),
+            "InvalidInput",
+        ),
+        (
+            json!({"PartitionKey": "a", "RowKey": "4", "D": "1500-01-01T00:00:00Z", "D@odata.type": "Edm.DateTime"}),
+            "InvalidInput",
+        ),
+        (
+            json!({"PartitionKey": "a", "RowKey": "5", "G": "not-a-guid", "G@odata.type": "Edm.Guid"}),
+            "InvalidInput",
+        ),
+        (
+            json!({"PartitionKey": "a", "RowKey": "x".repeat(1025)}),
+            "OutOfRangeInput",
+        ),
+        (json!({"PartitionKey": "a\u{1}", "RowKey": "6"}), "InvalidInput"),
+        (json!({"RowKey": "7"}), "PropertiesNeedValue"),
+    ];
+    for (entity, code) in cases {
+        let r = c.insert("val", entity.clone()).await;
+        assert_eq!(r.status, 400, "{entity}: {}", r.body);
+        assert_eq!(r.error_code(), code, "{entity}");
+    }
+    let mut many = serde_json::Map::new();
+    many.insert("PartitionKey".into(), json!("a"));
+    many.insert("RowKey".into(), json!("8"));
+    for i in 0..253 {
+        many.insert(format!("p{i}"), json!(i));
+    }
+    let r = c.insert("val", serde_json::Value::Object(many)).await;
+    assert_eq!(r.error_code(), "TooManyProperties");
+    // duplicate property names
+    let r = c
+        .send(
+            "POST",
+            "/val",
+            &[],
+            Some(r#"{"PartitionKey":"a","RowKey":"9","X":1,"X":2}"#),
+        )
+        .await;
+    assert_eq!(r.error_code(), "DuplicatePropertiesSpecified");
+    // entity over 1 MiB (20 strings of 30K chars ≈ 1.2 MB in UTF-16)
+    let mut big = serde_json::Map::new();
+    big.insert("PartitionKey".into(), json!("a"));
+    big.insert("RowKey".into(), json!("10"));
+    for i in 0..20 {
+        big.insert(format!("s{i}"), json!("y".repeat(30_000)));
+    }
+    let r = c.insert("val", serde_json::Value::Object(big)).await;
+    assert_eq!(r.error_code(), "EntityTooLarge");
+    // nothing above was written
+    let v = c.send("GET", "/val()", &[], None).await.json();
+    assert_eq!(v["value"].as_array().unwrap().len(), 0);
+}

@@ -1,0 +1,101 @@
+//! Black-box: acknowledged writes survive a killed process and a clean restart;
+//! `--inMemoryPersistence` keeps nothing on disk.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn acknowledged_writes_survive_sigkill_and_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let mut server = TestServer::start_on(&dir, &[]);
+    let c = server.client();
+    assert_eq!(c.create_table("durable").await.status, 201);
+    for i in 0..200 {
+        let r = c
+            .insert(
+                "durable",
+                json!({"PartitionKey": "p", "RowKey": format!("{i:03}"), "I": i}),
+            )
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let path = entity_path("durable", "p", "007");
+    assert_eq!(
+        c.send("MERGE", &path, &[("If-Match", "*")], Some(r#"{"M":"merged"}"#))
+            .await
+            .status,
+        204
+    );
+    assert_eq!(
+        c.send(
+            "DELETE",
+            &entity_path("durable", "p", "008"),
+            &[("If-Match", "*")],
+            None
+        )
+        .await
+        .status,
+        204
+    );
+    server.kill(); // SIGKILL: no flush, no clean close
+
+    let mut server = TestServer::start_on(&dir, &[]);
+    let c = server.client();
+    let v = c.send("GET", "/durable()", &[], None).await.json();
+    let rows = v["value"].as_array().unwrap();
+    assert_eq!(rows.len(), 199);
+    let e7 = c.get("durable", "p", "007").await.json();
+    assert_eq!(e7["M"], "merged");
+    assert_eq!(e7["I"], 7);
+    assert_eq!(c.get("durable", "p", "008").await.status, 404);
+
+    // clean shutdown on SIGTERM, then read back again
+    assert!(server.terminate(), "SIGTERM should stop the server cleanly");
+    let server = TestServer::start_on(&dir, &[]);
+    let c = server.client();
+    assert_eq!(c.get("durable", "p", "199").await.json()["I"], 199);
+}
+
+#[tokio::test]
+async fn in_memory_persistence_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("never");
+    let dir_s = dir.to_str().unwrap().to_owned();
+    let mut server = TestServer::start_with(&["--inMemoryPersistence", "--location", &dir_s], &[]);
+    let c = server.client();
+    assert_eq!(c.create_table("mem").await.status, 201);
+    assert_eq!(
+        c.insert("mem", json!({"PartitionKey": "a", "RowKey": "b"}))
+            .await
+            .status,
+        201
+    );
+    assert_eq!(c.get("mem", "a", "b").await.status, 200);
+    assert!(server.terminate());
+    assert!(
+        !dir.exists(),
+        "--inMemoryPersistence must not create the data directory"
+    );
+    let server = TestServer::start_with(&["--inMemoryPersistence"], &[]);
+    assert_eq!(server.client().send("GET", "/mem()", &[], None).await.status, 404);
+}
+
+#[tokio::test]
+async fn extra_accounts_from_azurite_accounts() {
+    // key "a2V5MQ==" is base64("key1")
+    let server = TestServer::start_with(
+        &["--inMemoryPersistence"],
+        &[("AZURITE_ACCOUNTS", "acct2:a2V5MQ==")],
+    );
+    let mut c = server.client();
+    c.account = "acct2".into();
+    c.key = "a2V5MQ==".into();
+    c.endpoint = format!("http://127.0.0.1:{}/acct2", server.port);
+    assert_eq!(c.create_table("other").await.status, 201);
+    // tables are per account
+    let dev = server.client();
+    let r = dev.send("GET", "/other()", &[], None).await;
+    assert!(r.status == 404 || r.status == 403, "{}", r.status);
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Runs the Azure SDK conformance suites (Python azure-data-tables, JS @azure/data-tables)
+# against aztable.
+#
+# Usage:
+#   scripts/sdk-tests.sh <path-to-aztable-binary>   start a fresh server (temp RocksDB dir) and test it
+#   AZTABLE_CONNECTION_STRING=... scripts/sdk-tests.sh
+#                                                   test an already-running server
+#
+# Environment:
+#   AZTABLE_CONNECTION_STRING  used when no binary is given
+#   AZTABLE_ENDPOINT           optional; derived from TableEndpoint= otherwise
+#   AZTABLE_DEFAULT_PORT_TEST=1  also test UseDevelopmentStorage=true (needs a server on 10002)
+#   SDK_TESTS_SKIP_INSTALL=1   do not pip/npm install the pinned dependencies
+#   SDK_TESTS_SUITES           "python js" (default), or just one of them
+#   SDK_TESTS_STARTUP_TIMEOUT  seconds to wait for the server port (default 30)
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PY_DIR="$REPO_ROOT/tests/sdk/python"
+JS_DIR="$REPO_ROOT/tests/sdk/js"
+ACCOUNT="devstoreaccount1"
+KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+STARTUP_TIMEOUT="${SDK_TESTS_STARTUP_TIMEOUT:-30}"
+SUITES="${SDK_TESTS_SUITES:-python js}"
+PYTHON="${PYTHON:-python3}"
+
+log() { printf '[sdk-tests] %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 2; }
+
+usage() {
+  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+BINARY="${1:-}"
+if [[ "$BINARY" == "-h" || "$BINARY" == "--help" || $# -gt 1 ]]; then
+  usage
+fi
+
+SERVER_PID=""
+WORK_DIR=""
+cleanup() {
+  local rc=$?
+  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  if [[ -n "$WORK_DIR" && -d "$WORK_DIR" ]]; then
+    rm -rf "$WORK_DIR"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+port_open() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# --- dependencies --------------------------------------------------------------------------
+install_deps() {
+  if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" == "1" ]]; then
+    return
+  fi
+  if [[ " $SUITES " == *" python "* ]]; then
+    if ! "$PYTHON" -m pip install --disable-pip-version-check --root-user-action=ignore -q -r "$PY_DIR/requirements.txt" >&2; then
+      die "pip install -r tests/sdk/python/requirements.txt failed"
+    fi
+  fi
+  if [[ " $SUITES " == *" js "* ]]; then
+    command -v node >/dev/null || die "node is not installed"
+    if [[ ! -d "$JS_DIR/node_modules/@azure/data-tables" \
+          || "$JS_DIR/package-lock.json" -nt "$JS_DIR/node_modules/.package-lock.json" ]]; then
+      (cd "$JS_DIR" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci in tests/sdk/js failed"
+    fi
+  fi
+}
+
+# --- server --------------------------------------------------------------------------------
+if [[ -n "$BINARY" ]]; then
+  [[ -x "$BINARY" ]] || die "aztable binary '$BINARY' not found or not executable"
+  BINARY="$(cd "$(dirname "$BINARY")" && pwd)/$(basename "$BINARY")"
+  install_deps
+  WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/aztable-sdk-tests.XXXXXX")"
+  mkdir -p "$WORK_DIR/data"
+  PORT="$(free_port)"
+  log "starting $BINARY on 127.0.0.1:$PORT (location $WORK_DIR/data)"
+  "$BINARY" --tableHost 127.0.0.1 --tablePort "$PORT" --location "$WORK_DIR/data" --silent \
+    >"$WORK_DIR/server.log" 2>&1 </dev/null &
+  SERVER_PID=$!
+  deadline=$((SECONDS + STARTUP_TIMEOUT))
+  until port_open "$PORT"; do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      wait "$SERVER_PID" 2>/dev/null && status=0 || status=$?
+      SERVER_PID=""
+      log "server log:"; tail -n 50 "$WORK_DIR/server.log" >&2 || true
+      die "aztable exited during startup (status $status)"
+    fi
+    if ((SECONDS >= deadline)); then
+      log "server log:"; tail -n 50 "$WORK_DIR/server.log" >&2 || true
+      die "aztable did not accept connections on 127.0.0.1:$PORT within ${STARTUP_TIMEOUT}s"
+    fi
+    sleep 0.2
+  done
+  log "server is up (pid $SERVER_PID)"
+  export AZTABLE_ENDPOINT="http://127.0.0.1:$PORT/$ACCOUNT"
+  export AZTABLE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$ACCOUNT;AccountKey=$KEY;TableEndpoint=$AZTABLE_ENDPOINT;"
+  export AZTABLE_BINARY="$BINARY"
+elif [[ -n "${AZTABLE_CONNECTION_STRING:-}" ]]; then
+  install_deps
+  if [[ -z "${AZTABLE_ENDPOINT:-}" ]]; then
+    AZTABLE_ENDPOINT="$(printf '%s' "$AZTABLE_CONNECTION_STRING" | tr ';' '\n' | sed -n 's/^[[:space:]]*TableEndpoint=//p' | head -n1)"
+    [[ -n "$AZTABLE_ENDPOINT" ]] || die "AZTABLE_CONNECTION_STRING has no TableEndpoint= and AZTABLE_ENDPOINT is unset"
+    export AZTABLE_ENDPOINT
+  fi
+  export AZTABLE_CONNECTION_STRING
+  log "using the running server at $AZTABLE_ENDPOINT"
+else
+  usage
+fi
+
+# --- suites --------------------------------------------------------------------------------
+py_rc=0
+js_rc=0
+ran=()
+if [[ " $SUITES " == *" python "* ]]; then
+  log "running Python suite (pytest)"
+  (cd "$PY_DIR" && "$PYTHON" -m pytest -q -p no:cacheprovider) || py_rc=$?
+  ran+=("python=$py_rc")
+fi
+if [[ " $SUITES " == *" js "* ]]; then
+  log "running JS suite (node --test)"
+  (cd "$JS_DIR" && node --test) || js_rc=$?
+  ran+=("js=$js_rc")
+fi
+
+if [[ -n "$SERVER_PID" ]] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
+  log "WARNING: the server died during the run; last log lines:"
+  tail -n 50 "$WORK_DIR/server.log" >&2 || true
+fi
+
+log "results: ${ran[*]}"
+if ((py_rc != 0 || js_rc != 0)); then
+  exit 1
+fi
+exit 0

@@ -1,0 +1,154 @@
+// Shared helpers for the aztable @azure/data-tables conformance suite.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { TableClient, TableServiceClient } from "@azure/data-tables";
+
+export const WELL_KNOWN_ACCOUNT = "devstoreaccount1";
+export const WELL_KNOWN_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+export const CLIENT_OPTIONS = Object.freeze({ allowInsecureConnection: true });
+
+export function connectionString() {
+  const cs = process.env.AZTABLE_CONNECTION_STRING;
+  if (!cs) {
+    throw new Error(
+      "AZTABLE_CONNECTION_STRING is not set; run via scripts/sdk-tests.sh or export it",
+    );
+  }
+  return cs;
+}
+
+export function parseConnectionString(cs) {
+  const parts = {};
+  for (const seg of cs.split(";")) {
+    const s = seg.trim();
+    if (!s) continue;
+    const i = s.indexOf("=");
+    parts[s.slice(0, i).trim()] = s.slice(i + 1).trim();
+  }
+  return parts;
+}
+
+export function settings() {
+  const parts = parseConnectionString(connectionString());
+  const endpoint = (process.env.AZTABLE_ENDPOINT || parts.TableEndpoint || "").replace(/\/+$/, "");
+  assert.ok(endpoint, "no endpoint: set AZTABLE_ENDPOINT or TableEndpoint= in the connection string");
+  return { accountName: parts.AccountName, accountKey: parts.AccountKey, endpoint };
+}
+
+export function connectionStringFor(endpoint, account = WELL_KNOWN_ACCOUNT, key = WELL_KNOWN_KEY) {
+  return `DefaultEndpointsProtocol=http;AccountName=${account};AccountKey=${key};TableEndpoint=${endpoint};`;
+}
+
+export function serviceClient() {
+  return TableServiceClient.fromConnectionString(connectionString(), CLIENT_OPTIONS);
+}
+
+export function tableClient(name) {
+  return TableClient.fromConnectionString(connectionString(), name, CLIENT_OPTIONS);
+}
+
+export function uniqueTableName(prefix = "js") {
+  return `${prefix}${randomUUID().replace(/-/g, "").slice(0, 20)}`;
+}
+
+/** Creates a uniquely named table; returns { name, client, cleanup }. */
+export async function freshTable(prefix = "js") {
+  const name = uniqueTableName(prefix);
+  const svc = serviceClient();
+  await svc.createTable(name);
+  const client = tableClient(name);
+  return { name, client, cleanup: () => svc.deleteTable(name) };
+}
+
+/** The service error code of a RestError (the SDK does not lift odata.error.code into err.code). */
+export function errorCode(err) {
+  if (err?.code && typeof err.code === "string" && !/^E[A-Z]+$/.test(err.code)) return err.code;
+  return odataCodeOfResponse(err?.response);
+}
+
+export function odataCodeOfResponse(response) {
+  if (!response) return undefined;
+  const pb = response.parsedBody;
+  if (pb?.odataError?.code) return pb.odataError.code;
+  if (pb?.["odata.error"]?.code) return pb["odata.error"].code;
+  if (response.bodyAsText) {
+    try {
+      const body = JSON.parse(response.bodyAsText);
+      if (body?.["odata.error"]?.code) return body["odata.error"].code;
+    } catch {
+      // not JSON
+    }
+  }
+  return response.headers?.get?.("x-ms-error-code") ?? undefined;
+}
+
+/**
+ * Awaits `promise`, expects a RestError with the given HTTP status (a number, or an array of
+ * acceptable statuses) and, if given, the given service error code.
+ */
+export async function expectRestError(promise, status, code) {
+  let caught;
+  try {
+    await promise;
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught, `expected a ${status}${code ? " " + code : ""} error, but the call succeeded`);
+  assert.equal(caught.name, "RestError", `expected RestError, got ${caught.name}: ${caught.message}`);
+  if (Array.isArray(status)) {
+    assert.ok(status.includes(caught.statusCode), `status ${caught.statusCode} not in ${status}: ${caught.message}`);
+  } else {
+    assert.equal(caught.statusCode, status, `status: ${caught.message}`);
+  }
+  if (code !== undefined) {
+    assert.equal(errorCode(caught), code, `error code: ${caught.message}`);
+  }
+  return caught;
+}
+
+/** An onResponse hook recording every raw response (status, error code). */
+export function responseRecorder() {
+  const responses = [];
+  const onResponse = (raw) => {
+    responses.push({ status: raw.status, code: odataCodeOfResponse(raw), headers: raw.headers });
+  };
+  return {
+    onResponse,
+    responses,
+    get statuses() {
+      return responses.map((r) => r.status);
+    },
+    last() {
+      assert.ok(responses.length > 0, "no HTTP response was recorded");
+      return responses[responses.length - 1];
+    },
+  };
+}
+
+export async function collect(iterable) {
+  const out = [];
+  for await (const x of iterable) out.push(x);
+  return out;
+}
+
+export async function collectPages(iterable, settings) {
+  const pages = [];
+  for await (const page of iterable.byPage(settings)) pages.push(page);
+  return pages;
+}
+
+/** Ordinal (UTF-16 code unit) comparison, as the service sorts keys. */
+export function ordinal(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function byKeys(a, b) {
+  return ordinal(a[0], b[0]) || ordinal(a[1], b[1]);
+}
+
+export async function inChunks(items, size, fn) {
+  for (let i = 0; i < items.length; i += size) {
+    await Promise.all(items.slice(i, i + size).map(fn));
+  }
+}

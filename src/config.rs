@@ -34,7 +34,8 @@ pub struct Args {
     #[arg(short = 'd', long = "debug", value_name = "FILE")]
     pub debug: Option<PathBuf>,
 
-    /// Loose mode: ignore unsupported headers and query parameters instead of failing.
+    /// Loose mode. Accepted for compatibility with Azurite's flags; like Azurite's table
+    /// service, the table server does not change behaviour with it.
     #[arg(short = 'L', long = "loose")]
     pub loose: bool,
 

@@ -96,22 +96,22 @@ async fn unauthenticated_requests_are_refused_but_preflight_is_anonymous() {
 #[tokio::test]
 async fn insert_prefer_and_point_query() {
     let app = app();
-    let (s, _, _) = call(&app, signed("POST", "/Tables", &[], r#"{"TableName":"t1"}"#)).await;
+    let (s, _, _) = call(&app, signed("POST", "/Tables", &[], r#"{"TableName":"tbl1"}"#)).await;
     assert_eq!(s, 201);
     let body = r#"{"PartitionKey":"a","RowKey":"b","V":1}"#;
-    let req = signed("POST", "/t1", &[("prefer", "return-no-content")], body);
+    let req = signed("POST", "/tbl1", &[("prefer", "return-no-content")], body);
     let (s, h, _) = call(&app, req).await;
     assert_eq!(s, 204);
     assert_eq!(h["preference-applied"], "return-no-content");
     let etag = h["etag"].to_str().unwrap().to_owned();
-    let (s, h, body) = call(&app, signed("GET", "/t1(PartitionKey='a',RowKey='b')", &[], "")).await;
+    let (s, h, body) = call(&app, signed("GET", "/tbl1(PartitionKey='a',RowKey='b')", &[], "")).await;
     assert_eq!(s, 200);
     assert_eq!(h["etag"].to_str().unwrap(), etag);
     assert_eq!(body["V"], 1);
     assert!(body["odata.metadata"]
         .as_str()
         .unwrap()
-        .starts_with("http://127.0.0.1:10002/devstoreaccount1/$metadata#t1"));
+        .starts_with("http://127.0.0.1:10002/devstoreaccount1/$metadata#tbl1"));
 }
 
 #[tokio::test]

@@ -217,12 +217,19 @@ impl Client {
             .http
             .request(m, parsed)
             .header("x-ms-date", &date)
-            .header("x-ms-version", "2019-02-02")
-            .header("Accept", "application/json;odata=minimalmetadata")
-            .header("DataServiceVersion", "3.0;NetFx")
             .header("Authorization", auth);
         if !content_type.is_empty() {
             req = req.header("Content-Type", &content_type);
+        }
+        let defaults = [
+            ("Accept", "application/json;odata=minimalmetadata"),
+            ("x-ms-version", "2019-02-02"),
+            ("DataServiceVersion", "3.0;NetFx"),
+        ];
+        for (k, v) in defaults {
+            if !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)) {
+                req = req.header(k, v);
+            }
         }
         for (k, v) in headers {
             if !k.eq_ignore_ascii_case("content-type") {

@@ -21,20 +21,6 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
     }
 }
 
-/// `table(PartitionKey='..',RowKey='..')` with quotes doubled and percent-encoded, as
-/// used in `Location` headers.
-fn entity_path(table: &str, e: &Entity) -> String {
-    let enc = |s: &str| {
-        percent_encoding::utf8_percent_encode(&s.replace('\'', "''"), percent_encoding::NON_ALPHANUMERIC)
-            .to_string()
-    };
-    format!(
-        "{table}(PartitionKey='{}',RowKey='{}')",
-        enc(&e.partition_key),
-        enc(&e.row_key)
-    )
-}
-
 /// Reads `If-Match` (and refuses `If-None-Match` on writes).
 fn condition(req: &Req, required: bool) -> Result<Condition, ApiError> {
     if req.headers.contains_key("if-none-match") {
@@ -147,7 +133,11 @@ pub fn insert_entity(
         properties: parsed.properties,
     };
     let e = state.service.insert_entity(&ctx.account, table, new)?;
-    let location = format!("{}/{}", ctx.base_url, entity_path(table, &e));
+    let location = format!(
+        "{}/{}",
+        ctx.base_url,
+        odata::entity_path(table, &e.partition_key, &e.row_key)
+    );
     let mut headers = etag_headers(&e);
     headers.push(("location", location.clone()));
     headers.push(("dataserviceid", location));

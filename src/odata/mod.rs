@@ -1,0 +1,156 @@
+//! OData JSON payloads of the Table service: content negotiation ([`negotiate`]),
+//! request bodies ([`parse_entity`], [`parse_table_name`]) and response bodies at the
+//! three metadata levels ([`entity_response`], [`entity_feed`], [`table_response`],
+//! [`table_feed`], [`error_body`]). Pure: no I/O, no async.
+
+pub mod json;
+mod render;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod render_tests;
+#[cfg(test)]
+mod tests;
+
+pub use json::{
+    entity_data_size, entity_feed, entity_path, entity_response, error_body, parse_entity, parse_table_name,
+    table_feed, table_response, ParsedEntity, Urls,
+};
+
+use crate::error::{ApiError, ErrorCode};
+
+/// The JSON metadata level of a response (`odata=nometadata|minimalmetadata|fullmetadata`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metadata {
+    None,
+    Minimal,
+    Full,
+}
+
+impl Metadata {
+    /// Returns the response `Content-Type` for this level, e.g.
+    /// `application/json;odata=minimalmetadata;streaming=true;charset=utf-8`.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Metadata::None => "application/json;odata=nometadata;streaming=true;charset=utf-8",
+            Metadata::Minimal => "application/json;odata=minimalmetadata;streaming=true;charset=utf-8",
+            Metadata::Full => "application/json;odata=fullmetadata;streaming=true;charset=utf-8",
+        }
+    }
+}
+
+/// How one media range of `Accept` (or the `$format` value) is understood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Json(Metadata),
+    /// `application/atom+xml` or `application/xml`: Atom, refused since 2015-12-11.
+    Atom,
+    Unsupported,
+}
+
+/// Classifies one media range (`type/subtype;param=value;...`), ignoring `q`, `charset`
+/// and `streaming`.
+fn classify(range: &str) -> Kind {
+    let mut parts = range.split(';');
+    let mime = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    match mime.as_str() {
+        "*/*" | "application/*" => Kind::Json(Metadata::Minimal),
+        "application/atom+xml" | "application/xml" => Kind::Atom,
+        "application/json" => {
+            let mut level = Metadata::Minimal;
+            for p in parts {
+                let Some((k, v)) = p.split_once('=') else { continue };
+                let (k, v) = (
+                    k.trim().to_ascii_lowercase(),
+                    v.trim().trim_matches('"').to_ascii_lowercase(),
+                );
+                level = match (k.as_str(), v.as_str()) {
+                    ("odata", "nometadata") | ("odata.metadata", "none") => Metadata::None,
+                    ("odata", "minimalmetadata") | ("odata.metadata", "minimal") => Metadata::Minimal,
+                    ("odata", "fullmetadata") | ("odata.metadata", "full") => Metadata::Full,
+                    ("odata" | "odata.metadata", _) => return Kind::Unsupported, // e.g. odata=verbose
+                    _ => level,
+                };
+            }
+            Kind::Json(level)
+        }
+        _ => Kind::Unsupported,
+    }
+}
+
+/// The `q` of a media range in thousandths (1000 when absent or malformed).
+fn quality(range: &str) -> u16 {
+    for p in range.split(';').skip(1) {
+        if let Some((k, v)) = p.split_once('=') {
+            if k.trim().eq_ignore_ascii_case("q") {
+                return v
+                    .trim()
+                    .parse::<f32>()
+                    .map_or(1000, |q| (q.clamp(0.0, 1.0) * 1000.0).round() as u16);
+            }
+        }
+    }
+    1000
+}
+
+fn refuse(kind: Kind) -> ApiError {
+    match kind {
+        Kind::Atom => ApiError::new(ErrorCode::AtomFormatNotSupported),
+        _ => ApiError::new(ErrorCode::MediaTypeNotSupported),
+    }
+}
+
+/// Picks the response format from `$format` (wins) or `Accept`.
+///
+/// Accepted: `application/json;odata=nometadata|minimalmetadata|fullmetadata` (the OData
+/// v4 spelling `odata.metadata=none|minimal|full` too), plain `application/json`,
+/// `application/*`, `*/*`, a missing or empty `Accept` (all → Minimal). `$format` may also
+/// be `json` (→ Minimal). `Accept` may be a list with q-values: ranges are tried by
+/// descending q (ties in the order sent, `q=0` skipped) and the first supported one wins.
+///
+/// Refused with 415: when nothing acceptable is offered and Atom was
+/// (`application/atom+xml`, `application/xml`, `$format=atom|xml`) →
+/// `AtomFormatNotSupported` "Atom format is not supported." (observed from the service,
+/// azure-sdk-for-net#24126); anything else (`text/html`, `odata=verbose`, …) →
+/// `MediaTypeNotSupported` (a code the SDKs know; the service's exact answer is
+/// unrecorded). The docs' "no Accept → Atom" default is not followed: JSON is the only
+/// format since 2015-12-11 and every SDK sends `Accept`.
+pub fn negotiate(accept: Option<&str>, format_param: Option<&str>) -> Result<Metadata, ApiError> {
+    if let Some(f) = format_param.map(str::trim).filter(|f| !f.is_empty()) {
+        let kind = match f.to_ascii_lowercase().as_str() {
+            "json" => Kind::Json(Metadata::Minimal),
+            "atom" | "xml" => Kind::Atom,
+            _ => classify(f),
+        };
+        return match kind {
+            Kind::Json(md) => Ok(md),
+            other => Err(refuse(other)),
+        };
+    }
+    let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
+        return Ok(Metadata::Minimal);
+    };
+    let offered: Vec<&str> = accept.split(',').filter(|r| !r.trim().is_empty()).collect();
+    if offered.is_empty() {
+        return Ok(Metadata::Minimal);
+    }
+    let mut ranges: Vec<(u16, Kind)> = offered
+        .iter()
+        .map(|r| (quality(r), classify(r)))
+        .filter(|(q, _)| *q > 0)
+        .collect();
+    ranges.sort_by_key(|r| std::cmp::Reverse(r.0)); // stable: ties keep the order sent
+    if let Some(md) = ranges.iter().find_map(|(_, k)| match k {
+        Kind::Json(md) => Some(*md),
+        _ => None,
+    }) {
+        return Ok(md);
+    }
+    let atom_offered = ranges.iter().any(|(_, k)| *k == Kind::Atom);
+    Err(refuse(if atom_offered {
+        Kind::Atom
+    } else {
+        Kind::Unsupported
+    }))
+}

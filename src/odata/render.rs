@@ -1,0 +1,288 @@
+//! JSON response bodies: entities, entity feeds, tables, table feeds and errors, at
+//! each OData metadata level.
+//!
+//! Per entity, in this order (as recorded from the real service):
+//!
+//! - fullmetadata: `odata.type` (`{account}.{table}`), `odata.id`, `odata.etag`,
+//!   `odata.editLink`; minimalmetadata: `odata.etag` only (the service sends it although
+//!   the docs list it as full-only); nometadata: nothing.
+//! - `PartitionKey`, `RowKey`, `Timestamp` (7 fractional digits; preceded by
+//!   `Timestamp@odata.type: Edm.DateTime` in fullmetadata only).
+//! - Custom properties in stored order. `X@odata.type` is written (minimal and full) only
+//!   where JSON cannot carry the type: Edm.Int64 (value as a string), Edm.DateTime,
+//!   Edm.Guid, Edm.Binary, and Edm.Double when NaN / ±Infinity (value as a string).
+//!   Int32, Double, Boolean and String are never annotated, not even in fullmetadata: the
+//!   service's docs mark them "annotation not required", and the Azure SDK maintainers
+//!   note the service omits them "regardless of the accept header"
+//!   (azure-sdk-for-js#15950). Doubles always carry a decimal point or an exponent
+//!   (`5.0`, `1e+300`), as in the service's recorded responses, so clients infer Double.
+//!   nometadata writes no annotations at all (Int64 is still a string).
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde_json::{Map, Value};
+
+use super::json::ODATA_TYPE;
+use super::Metadata;
+use crate::model::edm::format_guid;
+use crate::model::names::validate_property_name;
+use crate::model::{EdmValue, Entity};
+
+/// The addresses used to build `odata.metadata`, `odata.id` and `odata.type`.
+#[derive(Debug, Clone, Copy)]
+pub struct Urls<'a> {
+    /// The account's base URL, e.g. `http://127.0.0.1:10002/devstoreaccount1` (a trailing
+    /// `/` is ignored).
+    pub base: &'a str,
+    /// The account name (the namespace of `odata.type`).
+    pub account: &'a str,
+}
+
+impl Urls<'_> {
+    fn base(&self) -> &str {
+        self.base.trim_end_matches('/')
+    }
+}
+
+/// Characters left as they are in key literals: RFC 3986 unreserved.
+const KEY_ENCODE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `table(PartitionKey='pk',RowKey='rk')` with `'` doubled and then every character
+/// except RFC 3986 unreserved ones percent-encoded: the `odata.editLink` form, and (after
+/// `{base}/`) `odata.id` and the `Location` header.
+pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
+    let enc = |s: &str| utf8_percent_encode(&s.replace('\'', "''"), KEY_ENCODE).to_string();
+    format!(
+        "{table}(PartitionKey='{}',RowKey='{}')",
+        enc(partition_key),
+        enc(row_key)
+    )
+}
+
+/// Cleans a `$select` list: names trimmed, empties and repeats dropped. `None` (no
+/// projection) when absent, empty, or containing `*`.
+fn projection(select: Option<&[String]>) -> Option<Vec<&str>> {
+    let mut out: Vec<&str> = Vec::new();
+    for name in select?.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        if name == "*" {
+            return None;
+        }
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `{base}/$metadata#{fragment}`, with `&$select=a,b` appended under a projection (the
+/// form the service answers a `$select` query with).
+fn metadata_url(urls: &Urls<'_>, fragment: &str, projection: Option<&[&str]>) -> String {
+    let mut url = format!("{}/$metadata#{fragment}", urls.base());
+    if let Some(p) = projection {
+        url.push_str("&$select=");
+        url.push_str(&p.join(","));
+    }
+    url
+}
+
+fn to_bytes(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_default() // ok: a Value with string keys always serializes
+}
+
+/// Writes one custom property (and its type annotation where one is needed).
+fn push_property(m: &mut Map<String, Value>, name: &str, v: &EdmValue, md: Metadata) {
+    let (json, annotate) = match v {
+        EdmValue::String(s) => (Value::String(s.clone()), false),
+        EdmValue::Int32(i) => (Value::from(*i), false),
+        EdmValue::Int64(i) => (Value::String(i.to_string()), true),
+        EdmValue::Double(d) => match serde_json::Number::from_f64(*d) {
+            Some(n) => (Value::Number(n), false),
+            None if d.is_nan() => (Value::String("NaN".into()), true),
+            None if *d > 0.0 => (Value::String("Infinity".into()), true),
+            None => (Value::String("-Infinity".into()), true),
+        },
+        EdmValue::Boolean(b) => (Value::Bool(*b), false),
+        EdmValue::DateTime(t) => (Value::String(t.to_rfc3339_trimmed()), true),
+        EdmValue::Guid(g) => (Value::String(format_guid(g)), true),
+        EdmValue::Binary(b) => (Value::String(STANDARD.encode(b)), true),
+    };
+    if annotate && md != Metadata::None {
+        m.insert(
+            format!("{name}{ODATA_TYPE}"),
+            Value::String(v.edm_type().as_str().into()),
+        );
+    }
+    m.insert(name.to_owned(), json);
+}
+
+/// One entity as a JSON object (without `odata.metadata`).
+fn entity_object(
+    e: &Entity,
+    table: &str,
+    md: Metadata,
+    projection: Option<&[&str]>,
+    urls: &Urls<'_>,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    match md {
+        Metadata::Full => {
+            let path = entity_path(table, &e.partition_key, &e.row_key);
+            m.insert("odata.type".into(), format!("{}.{table}", urls.account).into());
+            m.insert("odata.id".into(), format!("{}/{path}", urls.base()).into());
+            m.insert("odata.etag".into(), e.etag().into());
+            m.insert("odata.editLink".into(), path.into());
+        }
+        Metadata::Minimal => {
+            m.insert("odata.etag".into(), e.etag().into());
+        }
+        Metadata::None => {}
+    }
+    let wanted = |n: &str| projection.is_none_or(|p| p.contains(&n));
+    if wanted("PartitionKey") {
+        m.insert("PartitionKey".into(), e.partition_key.clone().into());
+    }
+    if wanted("RowKey") {
+        m.insert("RowKey".into(), e.row_key.clone().into());
+    }
+    if wanted("Timestamp") {
+        if md == Metadata::Full {
+            m.insert(format!("Timestamp{ODATA_TYPE}"), "Edm.DateTime".into());
+        }
+        m.insert("Timestamp".into(), e.timestamp.to_rfc3339_7().into());
+    }
+    match projection {
+        None => {
+            for (name, v) in &e.properties {
+                push_property(&mut m, name, v, md);
+            }
+        }
+        Some(p) => {
+            for name in p
+                .iter()
+                .filter(|n| !matches!(**n, "PartitionKey" | "RowKey" | "Timestamp"))
+            {
+                match e.get(name) {
+                    Some(v) => push_property(&mut m, name, v, md),
+                    None if validate_property_name(name).is_ok() => {
+                        m.insert((*name).to_owned(), Value::Null);
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    m
+}
+
+/// A single entity response (insert echo, point query):
+/// `{"odata.metadata":"{base}/$metadata#{table}/@Element", ...}`.
+///
+/// `select` is the `$select` list. Under a projection only the selected properties are
+/// written, system properties included (PartitionKey, RowKey and Timestamp appear only
+/// when selected, as in the service's recorded `$select` responses); a selected property
+/// the entity lacks is written as `null` (the documented Atom behaviour, `m:null="true"`;
+/// names that cannot be property names are skipped).
+/// The `odata.*` control information stays, and `odata.metadata` gains `&$select=…`.
+/// System properties come first, then the custom ones in `$select` order. An empty list
+/// or one containing `*` means no projection.
+pub fn entity_response(
+    e: &Entity,
+    table: &str,
+    md: Metadata,
+    select: Option<&[String]>,
+    urls: &Urls<'_>,
+) -> Vec<u8> {
+    let p = projection(select);
+    let body = entity_object(e, table, md, p.as_deref(), urls);
+    let mut m = Map::new();
+    if md != Metadata::None {
+        let fragment = format!("{table}/@Element");
+        m.insert(
+            "odata.metadata".into(),
+            metadata_url(urls, &fragment, p.as_deref()).into(),
+        );
+    }
+    m.extend(body);
+    to_bytes(&Value::Object(m))
+}
+
+/// A query feed: `{"odata.metadata":"{base}/$metadata#{table}","value":[...]}`
+/// (`odata.metadata` is left out under nometadata). `select` as for [`entity_response`].
+pub fn entity_feed(
+    entities: &[Entity],
+    table: &str,
+    md: Metadata,
+    select: Option<&[String]>,
+    urls: &Urls<'_>,
+) -> Vec<u8> {
+    let p = projection(select);
+    let mut m = Map::new();
+    if md != Metadata::None {
+        m.insert(
+            "odata.metadata".into(),
+            metadata_url(urls, table, p.as_deref()).into(),
+        );
+    }
+    let value = entities
+        .iter()
+        .map(|e| Value::Object(entity_object(e, table, md, p.as_deref(), urls)));
+    m.insert("value".into(), Value::Array(value.collect()));
+    to_bytes(&Value::Object(m))
+}
+
+/// One table as a JSON object (without `odata.metadata`).
+fn table_object(name: &str, md: Metadata, urls: &Urls<'_>) -> Map<String, Value> {
+    let mut m = Map::new();
+    if md == Metadata::Full {
+        let path = format!("Tables('{}')", name.replace('\'', "''"));
+        m.insert("odata.type".into(), format!("{}.Tables", urls.account).into());
+        m.insert("odata.id".into(), format!("{}/{path}", urls.base()).into());
+        m.insert("odata.editLink".into(), path.into());
+    }
+    m.insert("TableName".into(), name.into());
+    m
+}
+
+/// A table response (Create Table echo):
+/// `{"odata.metadata":"{base}/$metadata#Tables/@Element","TableName":"t"}`; fullmetadata
+/// adds `odata.type` (`{account}.Tables`), `odata.id` (`{base}/Tables('t')`) and
+/// `odata.editLink` (`Tables('t')`).
+pub fn table_response(name: &str, md: Metadata, urls: &Urls<'_>) -> Vec<u8> {
+    let mut m = Map::new();
+    if md != Metadata::None {
+        m.insert(
+            "odata.metadata".into(),
+            metadata_url(urls, "Tables/@Element", None).into(),
+        );
+    }
+    m.extend(table_object(name, md, urls));
+    to_bytes(&Value::Object(m))
+}
+
+/// The Query Tables feed: `{"odata.metadata":"{base}/$metadata#Tables","value":[{"TableName":"t"}]}`
+/// with the per-table control information of [`table_response`] in fullmetadata.
+pub fn table_feed(names: &[String], md: Metadata, urls: &Urls<'_>) -> Vec<u8> {
+    let mut m = Map::new();
+    if md != Metadata::None {
+        m.insert("odata.metadata".into(), metadata_url(urls, "Tables", None).into());
+    }
+    let value = names.iter().map(|n| Value::Object(table_object(n, md, urls)));
+    m.insert("value".into(), Value::Array(value.collect()));
+    to_bytes(&Value::Object(m))
+}
+
+/// The OData JSON error body:
+/// `{"odata.error":{"code":"X","message":{"lang":"en-US","value":"msg\nRequestId:<id>\nTime:<time>"}}}`.
+/// `time` is passed through (the service uses 7 fractional digits).
+pub fn error_body(code: &str, message: &str, request_id: &str, time: &str) -> Vec<u8> {
+    let value = format!("{message}\nRequestId:{request_id}\nTime:{time}");
+    let body = serde_json::json!({
+        "odata.error": { "code": code, "message": { "lang": "en-US", "value": value } }
+    });
+    to_bytes(&body)
+}

@@ -7,7 +7,7 @@
 //! service ──► partition, model, error
 //! partition ──► store, model
 //! store ──► model                                   (the only place rocksdb appears)
-//! auth, odata ──► model, error                      (pure: no I/O, no async)
+//! auth, odata, filter, batch, endpoint ──► model, error   (pure: no I/O, no async)
 //! ```
 //!
 //! - [`config`]: command line and environment → [`config::Config`].
@@ -15,13 +15,16 @@
 //! - [`error`]: the wire error registry and [`error::ApiError`].
 //! - [`auth`]: SharedKey / SharedKeyLite verification, accounts.
 //! - [`odata`]: JSON payload formats and content negotiation.
+//! - [`endpoint`]: pure routing of (verb, path) to the REST operation.
+//! - [`batch`]: `$batch` multipart parsing and response writing (pure).
 //! - [`http`]: axum front end: routing, handlers, response rendering.
 //! - [`service`]: one function per REST operation.
 //! - [`partition`]: the partition server: serialized writes per partition.
 //! - [`store`]: ordered key/value storage (RocksDB or memory).
-
 pub mod auth;
+pub mod batch;
 pub mod config;
+pub mod endpoint;
 pub mod error;
 pub mod http;
 pub mod model;

@@ -4,10 +4,10 @@
 //! one line per request.
 
 use super::ctx::{self, RequestCtx};
-use super::endpoint::Endpoint;
 use super::query::QueryParams;
 use super::{error_response, handlers, response, AppState};
 use crate::auth::{self, AuthRequest};
+use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
 use axum::body::{to_bytes, Body, Bytes};
 use axum::extract::State;

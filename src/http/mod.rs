@@ -5,7 +5,6 @@
 
 pub mod ctx;
 mod dispatch;
-pub mod endpoint;
 mod error_response;
 mod handlers;
 pub mod query;

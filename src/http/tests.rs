@@ -24,7 +24,11 @@ fn signed(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> htt
     let uri: http::Uri = format!("/devstoreaccount1{path}").parse().unwrap();
     let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
-    mac.update(format!("{date}\n/devstoreaccount1{}", uri.path()).as_bytes());
+    let comp = uri
+        .query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("comp=")));
+    let comp = comp.map(|c| format!("?comp={c}")).unwrap_or_default();
+    mac.update(format!("{date}\n/devstoreaccount1{}{comp}", uri.path()).as_bytes());
     let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
     let mut b = http::Request::builder()
         .method(method)
@@ -117,7 +121,19 @@ async fn insert_prefer_and_point_query() {
 #[tokio::test]
 async fn unsupported_operations_say_not_implemented() {
     let app = app();
-    let (s, _, body) = call(&app, signed("POST", "/$batch", &[], "")).await;
+    let (s, _, body) = call(&app, signed("GET", "/?restype=service&comp=properties", &[], "")).await;
     assert_eq!(s, 501);
     assert_eq!(body["odata.error"]["code"], "NotImplemented");
+}
+
+#[tokio::test]
+async fn batch_with_bad_content_type_is_refused_before_anything_runs() {
+    let app = app();
+    let (s, _, body) = call(
+        &app,
+        signed("POST", "/$batch", &[("content-type", "application/json")], "{}"),
+    )
+    .await;
+    assert_eq!(s, 400, "{body}");
+    assert_eq!(body["odata.error"]["code"], "InvalidInput");
 }

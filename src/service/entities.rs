@@ -6,6 +6,7 @@ use super::{ServiceError, TableService};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
 use crate::model::{EdmValue, Entity};
+use crate::partition::Txn;
 
 /// An entity as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +47,7 @@ pub struct EntityPage {
 /// work of one request the way the service's 5-second budget does).
 const MAX_EXAMINED_PER_PAGE: usize = 10_000;
 
-fn check_keys(pk: &str, rk: &str) -> Result<(), ServiceError> {
+pub(super) fn check_keys(pk: &str, rk: &str) -> Result<(), ServiceError> {
     validate_key(pk)?;
     validate_key(rk)?;
     Ok(())
@@ -117,20 +118,8 @@ impl TableService {
     pub fn insert_entity(&self, account: &str, table: &str, new: NewEntity) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts.transact(account, table, &pk, |txn| {
-            if txn.get(&new.partition_key, &new.row_key)?.is_some() {
-                return Err(ServiceError::EntityAlreadyExists);
-            }
-            let e = Entity {
-                partition_key: new.partition_key,
-                row_key: new.row_key,
-                timestamp: self.clock.now(),
-                properties: new.properties,
-            };
-            check_entity_limits(&e)?;
-            txn.put(e.clone());
-            Ok(e)
-        })
+        self.parts
+            .transact(account, table, &pk, |txn| self.apply_insert(txn, new))
     }
 
     /// Update Entity (replace) or, with [`Condition::Upsert`], Insert Or Replace Entity.
@@ -143,19 +132,8 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts.transact(account, table, &pk, |txn| {
-            let current = txn.get(&new.partition_key, &new.row_key)?;
-            check_condition(current.as_ref(), cond)?;
-            let e = Entity {
-                partition_key: new.partition_key,
-                row_key: new.row_key,
-                timestamp: self.clock.now(),
-                properties: new.properties,
-            };
-            check_entity_limits(&e)?;
-            txn.put(e.clone());
-            Ok(e)
-        })
+        self.parts
+            .transact(account, table, &pk, |txn| self.apply_update(txn, new, cond))
     }
 
     /// Merge Entity or, with [`Condition::Upsert`], Insert Or Merge Entity: sent
@@ -169,23 +147,8 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts.transact(account, table, &pk, |txn| {
-            let current = txn.get(&new.partition_key, &new.row_key)?;
-            check_condition(current.as_ref(), cond)?;
-            let mut e = current.unwrap_or_else(|| Entity {
-                partition_key: new.partition_key.clone(),
-                row_key: new.row_key.clone(),
-                timestamp: self.clock.now(),
-                properties: Vec::new(),
-            });
-            for (name, value) in new.properties {
-                e.set(name, value);
-            }
-            e.timestamp = self.clock.now();
-            check_entity_limits(&e)?;
-            txn.put(e.clone());
-            Ok(e)
-        })
+        self.parts
+            .transact(account, table, &pk, |txn| self.apply_merge(txn, new, cond))
     }
 
     /// Delete Entity; `cond` must be [`Condition::Exists`] or [`Condition::Etag`].
@@ -198,14 +161,83 @@ impl TableService {
         cond: &Condition,
     ) -> Result<(), ServiceError> {
         check_keys(pk, rk)?;
-        self.parts.transact(account, table, pk, |txn| {
-            let current = txn.get(pk, rk)?;
-            if current.is_none() {
-                return Err(ServiceError::ResourceNotFound);
-            }
-            check_condition(current.as_ref(), cond)?;
-            txn.delete(pk, rk);
-            Ok(())
-        })
+        self.parts
+            .transact(account, table, pk, |txn| apply_delete(txn, pk, rk, cond))
     }
+
+    /// Insert inside a partition transaction.
+    pub(super) fn apply_insert(&self, txn: &mut Txn<'_>, new: NewEntity) -> Result<Entity, ServiceError> {
+        if txn.get(&new.partition_key, &new.row_key)?.is_some() {
+            return Err(ServiceError::EntityAlreadyExists);
+        }
+        let e = Entity {
+            partition_key: new.partition_key,
+            row_key: new.row_key,
+            timestamp: self.clock.now(),
+            properties: new.properties,
+        };
+        check_entity_limits(&e)?;
+        txn.put(e.clone());
+        Ok(e)
+    }
+
+    /// Replace (or insert-or-replace) inside a partition transaction.
+    pub(super) fn apply_update(
+        &self,
+        txn: &mut Txn<'_>,
+        new: NewEntity,
+        cond: &Condition,
+    ) -> Result<Entity, ServiceError> {
+        let current = txn.get(&new.partition_key, &new.row_key)?;
+        check_condition(current.as_ref(), cond)?;
+        let e = Entity {
+            partition_key: new.partition_key,
+            row_key: new.row_key,
+            timestamp: self.clock.now(),
+            properties: new.properties,
+        };
+        check_entity_limits(&e)?;
+        txn.put(e.clone());
+        Ok(e)
+    }
+
+    /// Merge (or insert-or-merge) inside a partition transaction.
+    pub(super) fn apply_merge(
+        &self,
+        txn: &mut Txn<'_>,
+        new: NewEntity,
+        cond: &Condition,
+    ) -> Result<Entity, ServiceError> {
+        let current = txn.get(&new.partition_key, &new.row_key)?;
+        check_condition(current.as_ref(), cond)?;
+        let mut e = current.unwrap_or_else(|| Entity {
+            partition_key: new.partition_key,
+            row_key: new.row_key,
+            timestamp: self.clock.now(),
+            properties: Vec::new(),
+        });
+        for (name, value) in new.properties {
+            e.set(name, value);
+        }
+        e.timestamp = self.clock.now();
+        check_entity_limits(&e)?;
+        txn.put(e.clone());
+        Ok(e)
+    }
+}
+
+/// Delete inside a partition transaction.
+pub(super) fn apply_delete(
+    txn: &mut Txn<'_>,
+    pk: &str,
+    rk: &str,
+    cond: &Condition,
+) -> Result<(), ServiceError> {
+    let current = txn.get(pk, rk)?;
+    if current.is_none() {
+        return Err(ServiceError::ResourceNotFound);
+    }
+    check_condition(current.as_ref(), cond)?;
+    txn.delete(pk, rk);
+    Ok(())
 }

@@ -3,10 +3,12 @@
 //! Timestamp assignment and merge/replace semantics live here; consistency (locks,
 //! atomic commits) is the partition layer's.
 
+mod batch;
 mod entities;
 mod error;
 mod tables;
 
+pub use batch::{BatchAction, BatchFailure, BatchOutcome};
 pub use entities::{Condition, EntityPage, NewEntity, QueryEntities};
 pub use error::ServiceError;
 

@@ -23,13 +23,27 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
 
 /// Reads `If-Match` (and refuses `If-None-Match` on writes).
 fn condition(req: &Req, required: bool) -> Result<Condition, ApiError> {
-    if req.headers.contains_key("if-none-match") {
+    parse_condition(
+        header(&req.headers, "if-match"),
+        req.headers.contains_key("if-none-match"),
+        required,
+    )
+}
+
+/// Turns an `If-Match` value into a [`Condition`]; `required` for deletes. Also used
+/// for the operations of a batch.
+pub(super) fn parse_condition(
+    if_match: Option<&str>,
+    has_if_none_match: bool,
+    required: bool,
+) -> Result<Condition, ApiError> {
+    if has_if_none_match {
         return Err(ApiError::with_message(
             ErrorCode::InvalidInput,
             "If-None-Match is not supported for this operation.",
         ));
     }
-    match header(&req.headers, "if-match").map(str::trim) {
+    match if_match.map(str::trim) {
         None if required => Err(ApiError::with_message(
             ErrorCode::MissingRequiredHeader,
             "An HTTP header that's mandatory for this request is not specified. Header: If-Match",

@@ -1,14 +1,15 @@
 //! Handlers: one function per operation; each parses the request, makes one service
 //! call and renders the result. No storage access and no business rules here.
 
+mod batch;
 mod entities;
 mod other;
 mod tables;
 
 use super::ctx::RequestCtx;
 use super::dispatch::Req;
-use super::endpoint::Endpoint;
 use super::AppState;
+use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
 use crate::odata::{self, Metadata};
 use axum::response::Response;
@@ -33,8 +34,8 @@ pub fn handle(
         MergeEntity { table, pk, rk } => entities::merge_entity(state, ctx, req, &table, pk, rk),
         DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk),
         Preflight => other::preflight(req),
-        Batch
-        | GetTableAcl { .. }
+        Batch => batch::batch(state, ctx, req),
+        GetTableAcl { .. }
         | SetTableAcl { .. }
         | GetServiceProperties
         | SetServiceProperties

@@ -1,0 +1,296 @@
+//! RFC 2046 `multipart/mixed` framing as the Table SDKs write it: Content-Type
+//! parameters (boundary possibly quoted), delimiter lines (`--boundary`, close
+//! `--boundary--`) with CRLF or bare LF line ends, and header blocks.
+//!
+//! Leniencies, each seen in a real client: a preamble before the first delimiter (the
+//! JS SDK writes a blank line), a body that ends with `--boundary` plus a line end
+//! instead of the close delimiter (older JS SDK), and a part whose header block runs to
+//! the end of the part without a blank line (older Node SDK, for bodiless requests).
+
+/// A header list: lowercase names, trimmed values, in order.
+pub(crate) type Headers = Vec<(String, String)>;
+
+/// Longest boundary accepted (RFC 2046 allows 70; some slack for odd clients).
+const MAX_BOUNDARY: usize = 200;
+
+/// Why the framing of a multipart body is unusable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FramingError {
+    /// No delimiter line at all.
+    NoDelimiter,
+    /// Content after the last delimiter and no close delimiter.
+    Unterminated,
+}
+
+impl FramingError {
+    pub(crate) fn detail(self) -> &'static str {
+        match self {
+            FramingError::NoDelimiter => "no boundary delimiter line was found",
+            FramingError::Unterminated => "the closing boundary delimiter is missing",
+        }
+    }
+}
+
+/// A parsed Content-Type: lowercase essence (`type/subtype`) and parameters
+/// (lowercase names, unquoted values).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MediaType {
+    pub essence: String,
+    pub params: Vec<(String, String)>,
+}
+
+impl MediaType {
+    /// Parses a Content-Type value; `None` if there is no `type/subtype`.
+    pub(crate) fn parse(value: &str) -> Option<MediaType> {
+        let (essence, mut rest) = match value.find(';') {
+            Some(i) => (&value[..i], &value[i + 1..]),
+            None => (value, ""),
+        };
+        let essence = essence.trim().to_ascii_lowercase();
+        let (ty, sub) = essence.split_once('/')?;
+        if ty.is_empty() || sub.is_empty() || essence.contains(char::is_whitespace) {
+            return None;
+        }
+        let mut params = Vec::new();
+        loop {
+            rest = rest.trim_start_matches(|c: char| c == ';' || c.is_whitespace());
+            if rest.is_empty() {
+                break;
+            }
+            let name_end = rest.find(['=', ';']).unwrap_or(rest.len());
+            let name = rest[..name_end].trim().to_ascii_lowercase();
+            rest = &rest[name_end..];
+            let Some(after_eq) = rest.strip_prefix('=') else {
+                continue;
+            };
+            let after_eq = after_eq.trim_start();
+            let (value, after) = match after_eq.strip_prefix('"') {
+                Some(quoted) => take_quoted(quoted)?,
+                None => {
+                    let end = after_eq.find(';').unwrap_or(after_eq.len());
+                    (after_eq[..end].trim().to_owned(), &after_eq[end..])
+                }
+            };
+            rest = after;
+            if !name.is_empty() {
+                params.push((name, value));
+            }
+        }
+        Some(MediaType { essence, params })
+    }
+
+    /// The value of a parameter (name in lowercase).
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The boundary of a `multipart/mixed` type, if it is one and the boundary is usable.
+    pub(crate) fn mixed_boundary(&self) -> Option<&str> {
+        if self.essence != "multipart/mixed" {
+            return None;
+        }
+        let b = self.param("boundary")?;
+        let usable = !b.is_empty() && b.len() <= MAX_BOUNDARY && !b.chars().any(|c| c.is_control());
+        usable.then_some(b)
+    }
+}
+
+/// Reads a quoted string (after its opening quote) with backslash escapes; returns the
+/// value and what follows the closing quote.
+fn take_quoted(s: &str) -> Option<(String, &str)> {
+    let mut out = String::new();
+    let mut chars = s.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((out, &s[i + 1..])),
+            '\\' => out.push(chars.next()?.1),
+            _ => out.push(c),
+        }
+    }
+    None
+}
+
+/// Splits a multipart body into its parts (the bytes between delimiter lines, without
+/// the line break that precedes each delimiter). Preamble and epilogue are dropped.
+pub(crate) fn split_parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<&'a [u8]>, FramingError> {
+    let mut delim = Vec::with_capacity(boundary.len() + 2);
+    delim.extend_from_slice(b"--");
+    delim.extend_from_slice(boundary.as_bytes());
+    let mut parts = Vec::new();
+    // Start of the current part's content, once a delimiter was seen.
+    let mut open: Option<usize> = None;
+    let mut line = 0;
+    while line <= body.len() {
+        let next_line = match body[line..].iter().position(|&b| b == b'\n') {
+            Some(i) => line + i + 1,
+            None => body.len() + 1,
+        };
+        let rest = &body[line..];
+        if let Some(after) = rest.strip_prefix(delim.as_slice()) {
+            let is_close = after.starts_with(b"--");
+            let line_tail = &after[..after.iter().position(|&b| b == b'\n').unwrap_or(after.len())];
+            let is_delim = is_close || line_tail.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'));
+            if is_delim {
+                if let Some(start) = open {
+                    parts.push(&body[start..content_end(body, start, line)]);
+                }
+                if is_close {
+                    return Ok(parts);
+                }
+                open = Some(next_line.min(body.len()));
+            }
+        }
+        line = next_line;
+    }
+    match open {
+        None => Err(FramingError::NoDelimiter),
+        // `--boundary` then only blank space: a close delimiter without its dashes.
+        Some(start) if body[start..].iter().all(u8::is_ascii_whitespace) => Ok(parts),
+        Some(_) => Err(FramingError::Unterminated),
+    }
+}
+
+/// End of a part's content whose delimiter line starts at `line`: drops the CRLF or LF
+/// that belongs to the delimiter.
+fn content_end(body: &[u8], start: usize, line: usize) -> usize {
+    let mut end = line;
+    if end > start && body[end - 1] == b'\n' {
+        end -= 1;
+        if end > start && body[end - 1] == b'\r' {
+            end -= 1;
+        }
+    }
+    end
+}
+
+/// Splits content at its first empty line into (header block, body). Without an empty
+/// line the whole content is the header block and the body is empty.
+pub(crate) fn split_head(content: &[u8]) -> (&[u8], &[u8]) {
+    if let Some(body) = strip_line_end(content) {
+        return (&[], body);
+    }
+    let mut i = 0;
+    while let Some(p) = content[i..].iter().position(|&b| b == b'\n') {
+        let nl = i + p;
+        if let Some(body) = strip_line_end(&content[nl + 1..]) {
+            let head = &content[..nl];
+            return (head.strip_suffix(b"\r").unwrap_or(head), body);
+        }
+        i = nl + 1;
+    }
+    (content, &[])
+}
+
+/// If `s` starts with a line end (CRLF or LF), returns what follows it.
+pub(crate) fn strip_line_end(s: &[u8]) -> Option<&[u8]> {
+    s.strip_prefix(b"\r\n").or_else(|| s.strip_prefix(b"\n"))
+}
+
+/// Parses a header block (lines `Name: value`, folded continuation lines allowed).
+/// `Err` names what is wrong.
+pub(crate) fn parse_headers(block: &[u8]) -> Result<Headers, &'static str> {
+    let text = std::str::from_utf8(block).map_err(|_| "a header block is not valid UTF-8")?;
+    let mut headers: Headers = Vec::new();
+    for raw in text.split('\n') {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            let (_, value) = headers
+                .last_mut()
+                .ok_or("a header block starts with a continuation line")?;
+            if !value.is_empty() {
+                value.push(' ');
+            }
+            value.push_str(line.trim());
+            continue;
+        }
+        let (name, value) = line.split_once(':').ok_or("a header line has no colon")?;
+        let name = name.trim();
+        if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c.is_control()) {
+            return Err("a header name is empty or contains white space");
+        }
+        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    Ok(headers)
+}
+
+/// The first value of a header (name in lowercase).
+pub(crate) fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+    headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_type_parameters() {
+        let m = MediaType::parse("Multipart/Mixed; boundary=batch_1").unwrap();
+        assert_eq!(m.mixed_boundary(), Some("batch_1"));
+        let m = MediaType::parse("multipart/mixed;charset=\"utf-8\";boundary=\"a;b \\\"c\\\"\"").unwrap();
+        assert_eq!(m.param("charset"), Some("utf-8"));
+        assert_eq!(m.mixed_boundary(), Some("a;b \"c\""));
+        assert_eq!(
+            MediaType::parse("multipart/mixed").unwrap().mixed_boundary(),
+            None
+        );
+        assert_eq!(
+            MediaType::parse("multipart/mixed; boundary=")
+                .unwrap()
+                .mixed_boundary(),
+            None
+        );
+        assert_eq!(
+            MediaType::parse("application/json; boundary=x")
+                .unwrap()
+                .mixed_boundary(),
+            None
+        );
+        assert_eq!(MediaType::parse("multipart/mixed; boundary=\"open"), None);
+        assert_eq!(MediaType::parse("nonsense"), None);
+        assert_eq!(MediaType::parse(""), None);
+    }
+
+    #[test]
+    fn split_crlf_lf_and_lenient_endings() {
+        let b = b"pre\r\n--b\r\nA\r\n--b\r\nB\n--b--\r\nepilogue";
+        assert_eq!(split_parts(b, "b").unwrap(), vec![&b"A"[..], &b"B"[..]]);
+        let b = b"--b\nA\n\n--b  \t\nB\n--b--";
+        assert_eq!(split_parts(b, "b").unwrap(), vec![&b"A\n"[..], &b"B"[..]]);
+        // Close delimiter without its dashes (older JS SDK).
+        assert_eq!(split_parts(b"--b\r\nA\r\n--b\r\n", "b").unwrap(), vec![&b"A"[..]]);
+        assert_eq!(split_parts(b"--b\r\nA", "b"), Err(FramingError::Unterminated));
+        assert_eq!(split_parts(b"A\r\n", "b"), Err(FramingError::NoDelimiter));
+        // Not delimiters: longer boundary, mid-line, different boundary.
+        let b = b"--b\r\nx --b\r\n--bc\r\n--b-\r\n--b--";
+        assert_eq!(split_parts(b, "b").unwrap(), vec![&b"x --b\r\n--bc\r\n--b-"[..]]);
+        assert_eq!(split_parts(b"--b--", "b").unwrap(), Vec::<&[u8]>::new());
+    }
+
+    #[test]
+    fn head_and_headers() {
+        assert_eq!(split_head(b"A: 1\r\n\r\nbody"), (&b"A: 1"[..], &b"body"[..]));
+        assert_eq!(split_head(b"A: 1\n\n\nbody"), (&b"A: 1"[..], &b"\nbody"[..]));
+        assert_eq!(split_head(b"\r\nbody"), (&b""[..], &b"body"[..]));
+        assert_eq!(split_head(b"A: 1\r\nB: 2"), (&b"A: 1\r\nB: 2"[..], &b""[..]));
+        let h = parse_headers(b"Content-Type: a/b\r\nX-Long: one\r\n two\r\nEmpty:").unwrap();
+        assert_eq!(
+            h,
+            vec![
+                ("content-type".to_owned(), "a/b".to_owned()),
+                ("x-long".to_owned(), "one two".to_owned()),
+                ("empty".to_owned(), String::new()),
+            ]
+        );
+        assert_eq!(header(&h, "x-long"), Some("one two"));
+        assert!(parse_headers(b"no colon").is_err());
+        assert!(parse_headers(b" leading: fold").is_err());
+        assert!(parse_headers(b"bad name: x").is_err());
+        assert!(parse_headers(b"\xff: x").is_err());
+    }
+}

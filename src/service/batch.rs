@@ -1,0 +1,119 @@
+//! Entity group transactions: validate every operation first (keys, one
+//! PartitionKey, each row once), then run them in order inside one partition
+//! transaction, so the batch commits atomically or not at all.
+
+use super::entities::{apply_delete, check_keys};
+use super::{Condition, NewEntity, ServiceError, TableService};
+use crate::error::{ApiError, ErrorCode};
+use crate::model::Entity;
+use crate::partition::PartitionError;
+use std::collections::HashSet;
+
+/// One write of a change set.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchAction {
+    Insert(NewEntity),
+    /// Update (replace); Insert Or Replace with [`Condition::Upsert`].
+    Update(NewEntity, Condition),
+    /// Merge; Insert Or Merge with [`Condition::Upsert`].
+    Merge(NewEntity, Condition),
+    Delete {
+        partition_key: String,
+        row_key: String,
+        cond: Condition,
+    },
+}
+
+impl BatchAction {
+    fn keys(&self) -> (&str, &str) {
+        match self {
+            BatchAction::Insert(e) | BatchAction::Update(e, _) | BatchAction::Merge(e, _) => {
+                (&e.partition_key, &e.row_key)
+            }
+            BatchAction::Delete {
+                partition_key,
+                row_key,
+                ..
+            } => (partition_key, row_key),
+        }
+    }
+}
+
+/// What one action did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchOutcome {
+    /// The entity as written (insert, update, merge).
+    Written(Entity),
+    Deleted,
+}
+
+/// The first failing action of a batch; nothing of the batch was written.
+#[derive(Debug)]
+pub struct BatchFailure {
+    /// 0-based index of the failing action.
+    pub index: usize,
+    pub error: ServiceError,
+}
+
+impl From<PartitionError> for BatchFailure {
+    fn from(e: PartitionError) -> Self {
+        BatchFailure {
+            index: 0,
+            error: e.into(),
+        }
+    }
+}
+
+impl TableService {
+    /// Runs a change set atomically against one table.
+    pub fn execute_batch(
+        &self,
+        account: &str,
+        table: &str,
+        actions: Vec<BatchAction>,
+    ) -> Result<Vec<BatchOutcome>, BatchFailure> {
+        let fail = |index: usize, error: ServiceError| BatchFailure { index, error };
+        let Some(first) = actions.first() else {
+            return Ok(Vec::new());
+        };
+        let pk = first.keys().0.to_owned();
+        let mut seen = HashSet::new();
+        for (i, action) in actions.iter().enumerate() {
+            let (apk, ark) = action.keys();
+            check_keys(apk, ark).map_err(|e| fail(i, e))?;
+            if apk != pk {
+                return Err(fail(
+                    i,
+                    ApiError::new(ErrorCode::CommandsInBatchActOnDifferentPartitions).into(),
+                ));
+            }
+            if !seen.insert(ark.to_owned()) {
+                let msg = format!(
+                    "A command with RowKey '{ark}' is already present in the batch. \
+                     An entity can appear only once in a batch."
+                );
+                return Err(fail(
+                    i,
+                    ApiError::with_message(ErrorCode::InvalidDuplicateRow, msg).into(),
+                ));
+            }
+        }
+        self.parts.transact(account, table, &pk, |txn| {
+            let mut out = Vec::with_capacity(actions.len());
+            for (i, action) in actions.into_iter().enumerate() {
+                let r = match action {
+                    BatchAction::Insert(e) => self.apply_insert(txn, e).map(BatchOutcome::Written),
+                    BatchAction::Update(e, c) => self.apply_update(txn, e, &c).map(BatchOutcome::Written),
+                    BatchAction::Merge(e, c) => self.apply_merge(txn, e, &c).map(BatchOutcome::Written),
+                    BatchAction::Delete {
+                        partition_key,
+                        row_key,
+                        cond,
+                    } => apply_delete(txn, &partition_key, &row_key, &cond).map(|()| BatchOutcome::Deleted),
+                };
+                out.push(r.map_err(|e| fail(i, e))?);
+            }
+            Ok(out)
+        })
+    }
+}

@@ -68,14 +68,9 @@ pub struct Config {
 impl Config {
     /// Builds the configuration; fails on an unparseable host.
     pub fn from_args(args: Args, azurite_accounts: Option<String>) -> Result<Config, String> {
-        let host = if args.table_host == "localhost" {
-            "127.0.0.1"
-        } else {
-            args.table_host.as_str()
-        };
-        let ip: std::net::IpAddr = host
-            .parse()
-            .map_err(|_| format!("--tableHost: '{}' is not an IP address", args.table_host))?;
+        let host = if args.table_host == "localhost" { "127.0.0.1" } else { args.table_host.as_str() };
+        let ip: std::net::IpAddr =
+            host.parse().map_err(|_| format!("--tableHost: '{}' is not an IP address", args.table_host))?;
         Ok(Config {
             listen: SocketAddr::new(ip, args.table_port),
             data_dir: (!args.in_memory_persistence).then_some(args.location),
@@ -98,10 +93,7 @@ mod tests {
         let args = Args::parse_from(["aztable"]);
         let c = Config::from_args(args, None).unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:10002");
-        assert_eq!(
-            c.data_dir.as_deref(),
-            Some(std::path::Path::new("./aztable-data"))
-        );
+        assert_eq!(c.data_dir.as_deref(), Some(std::path::Path::new("./aztable-data")));
         assert!(!c.silent && !c.loose && !c.skip_api_version_check);
     }
 
@@ -127,10 +119,7 @@ mod tests {
         assert_eq!(c.listen.to_string(), "0.0.0.0:0");
         assert_eq!(c.data_dir, None);
         assert!(c.silent && c.loose && c.skip_api_version_check && c.disable_product_style_url);
-        assert_eq!(
-            c.debug_log.as_deref(),
-            Some(std::path::Path::new("/tmp/debug.log"))
-        );
+        assert_eq!(c.debug_log.as_deref(), Some(std::path::Path::new("/tmp/debug.log")));
         assert_eq!(c.extra_accounts.as_deref(), Some("acct:a2V5"));
     }
 

@@ -108,11 +108,7 @@ impl Endpoint {
             };
         }
         if path == "$batch" {
-            return if method == "POST" {
-                Ok(Endpoint::Batch)
-            } else {
-                not_allowed()
-            };
+            return if method == "POST" { Ok(Endpoint::Batch) } else { not_allowed() };
         }
         if path.contains('/') {
             return Err(ApiError::new(ErrorCode::InvalidUri));
@@ -242,38 +238,20 @@ mod tests {
         assert_eq!(route("GET", "/Tables"), Ok(QueryTables));
         assert_eq!(route("GET", "/Tables()"), Ok(QueryTables));
         assert_eq!(route("POST", "/Tables"), Ok(CreateTable));
-        assert_eq!(
-            route("DELETE", "/Tables('mytable')"),
-            Ok(DeleteTable { table: s("mytable") })
-        );
-        assert_eq!(
-            route("DELETE", "/Tables(%27mytable%27)"),
-            Ok(DeleteTable { table: s("mytable") })
-        );
+        assert_eq!(route("DELETE", "/Tables('mytable')"), Ok(DeleteTable { table: s("mytable") }));
+        assert_eq!(route("DELETE", "/Tables(%27mytable%27)"), Ok(DeleteTable { table: s("mytable") }));
         assert_eq!(route("GET", "/Tables('t1')"), Ok(GetTable { table: s("t1") }));
         assert_eq!(route("PUT", "/Tables"), Err(s("MethodNotAllowed")));
     }
 
     #[test]
     fn entity_routes() {
-        assert_eq!(
-            route("GET", "/mytable"),
-            Ok(QueryEntities { table: s("mytable") })
-        );
-        assert_eq!(
-            route("GET", "/mytable()"),
-            Ok(QueryEntities { table: s("mytable") })
-        );
-        assert_eq!(
-            route("POST", "/mytable"),
-            Ok(InsertEntity { table: s("mytable") })
-        );
+        assert_eq!(route("GET", "/mytable"), Ok(QueryEntities { table: s("mytable") }));
+        assert_eq!(route("GET", "/mytable()"), Ok(QueryEntities { table: s("mytable") }));
+        assert_eq!(route("POST", "/mytable"), Ok(InsertEntity { table: s("mytable") }));
         let k = |t: &str, p: &str, r: &str| (s(t), s(p), s(r));
         let (table, pk, rk) = k("t", "a", "b");
-        assert_eq!(
-            route("GET", "/t(PartitionKey='a',RowKey='b')"),
-            Ok(GetEntity { table, pk, rk })
-        );
+        assert_eq!(route("GET", "/t(PartitionKey='a',RowKey='b')"), Ok(GetEntity { table, pk, rk }));
         let (table, pk, rk) = k("t", "it's", "");
         assert_eq!(
             route("PUT", "/t(PartitionKey=%27it%27%27s%27,RowKey=%27%27)"),
@@ -285,24 +263,12 @@ mod tests {
             Ok(MergeEntity { table, pk, rk })
         );
         let (table, pk, rk) = k("t", "p", "r");
-        assert_eq!(
-            route("PATCH", "/t(RowKey='r',PartitionKey='p')"),
-            Ok(MergeEntity { table, pk, rk })
-        );
+        assert_eq!(route("PATCH", "/t(RowKey='r',PartitionKey='p')"), Ok(MergeEntity { table, pk, rk }));
         let (table, pk, rk) = k("t", "p", "r");
-        assert_eq!(
-            route("DELETE", "/t(PartitionKey='p',RowKey='r')"),
-            Ok(DeleteEntity { table, pk, rk })
-        );
+        assert_eq!(route("DELETE", "/t(PartitionKey='p',RowKey='r')"), Ok(DeleteEntity { table, pk, rk }));
         assert_eq!(route("GET", "/t(PartitionKey='p')"), Err(s("InvalidInput")));
-        assert_eq!(
-            route("GET", "/t(PartitionKey='p',RowKey='r'"),
-            Err(s("InvalidUri"))
-        );
-        assert_eq!(
-            route("GET", "/t(PartitionKey='p,RowKey='r')"),
-            Err(s("InvalidInput"))
-        );
+        assert_eq!(route("GET", "/t(PartitionKey='p',RowKey='r'"), Err(s("InvalidUri")));
+        assert_eq!(route("GET", "/t(PartitionKey='p,RowKey='r')"), Err(s("InvalidInput")));
         assert_eq!(route("PUT", "/t"), Err(s("MethodNotAllowed")));
     }
 

@@ -17,15 +17,18 @@
 //! - [`odata`]: JSON payload formats and content negotiation.
 //! - [`endpoint`]: pure routing of (verb, path) to the REST operation.
 //! - [`batch`]: `$batch` multipart parsing and response writing (pure).
+//! - [`filter`]: the `$filter` language: parse, evaluate, plan key ranges (pure).
 //! - [`http`]: axum front end: routing, handlers, response rendering.
 //! - [`service`]: one function per REST operation.
 //! - [`partition`]: the partition server: serialized writes per partition.
 //! - [`store`]: ordered key/value storage (RocksDB or memory).
+
 pub mod auth;
 pub mod batch;
 pub mod config;
 pub mod endpoint;
 pub mod error;
+pub mod filter;
 pub mod http;
 pub mod model;
 pub mod odata;

@@ -45,9 +45,7 @@ fn main() -> std::process::ExitCode {
 fn init_tracing(config: &Config) -> Result<(), String> {
     let default = if config.silent { "warn" } else { "info" };
     let filter = EnvFilter::try_from_env("AZTABLE_LOG").unwrap_or_else(|_| EnvFilter::new(default));
-    let stdout = tracing_subscriber::fmt::layer()
-        .with_target(false)
-        .with_filter(filter);
+    let stdout = tracing_subscriber::fmt::layer().with_target(false).with_filter(filter);
     let debug = match &config.debug_log {
         Some(path) => {
             let file = std::fs::OpenOptions::new()
@@ -83,9 +81,7 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, String> {
 async fn run(config: Config) -> Result<(), String> {
     let mut accounts = Accounts::with_dev_account();
     if let Some(extra) = &config.extra_accounts {
-        accounts
-            .add_from_env(extra)
-            .map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
+        accounts.add_from_env(extra).map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
     }
     let store = open_store(&config)?;
     let state = Arc::new(AppState {
@@ -107,9 +103,7 @@ async fn run(config: Config) -> Result<(), String> {
     };
     tracing::info!(accounts = ?state.accounts.names(), "data: {data}");
     tracing::info!("aztable listening on http://{addr}");
-    serve(listener, Arc::clone(&state), shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    serve(listener, Arc::clone(&state), shutdown_signal()).await.map_err(|e| e.to_string())?;
     tracing::info!("shutting down: flushing the store");
     state.service.flush().map_err(|e| e.to_string())?;
     drop(state);

@@ -50,17 +50,8 @@ impl Accounts {
         // DEV_KEY is a constant known to be valid base64; an empty key list cannot happen in
         // practice, but is not a panic either.
         let keys = KEY_BASE64.decode(DEV_KEY).map(|k| vec![k]).unwrap_or_default();
-        by_name.insert(
-            DEV_ACCOUNT.to_string(),
-            Account {
-                name: DEV_ACCOUNT.to_string(),
-                keys,
-            },
-        );
-        Accounts {
-            by_name,
-            only_default: true,
-        }
+        by_name.insert(DEV_ACCOUNT.to_string(), Account { name: DEV_ACCOUNT.to_string(), keys });
+        Accounts { by_name, only_default: true }
     }
 
     /// Adds the accounts of an `AZURITE_ACCOUNTS` value: `name:key1[:key2]` entries separated
@@ -145,10 +136,7 @@ fn parse_entry(entry: &str, index: usize) -> Result<Account, String> {
             _ => return Err(format!("{label}: key{} is not valid base64", i + 1)),
         }
     }
-    Ok(Account {
-        name: name.to_string(),
-        keys,
-    })
+    Ok(Account { name: name.to_string(), keys })
 }
 
 #[cfg(test)]
@@ -177,9 +165,7 @@ mod tests {
     #[test]
     fn env_two_accounts_two_keys_trailing_semicolon() {
         let mut accounts = Accounts::with_dev_account();
-        accounts
-            .add_from_env("acct1:a2V5MQ==:a2V5Mg==;acct2:a2V5Mw==;")
-            .expect("valid");
+        accounts.add_from_env("acct1:a2V5MQ==:a2V5Mg==;acct2:a2V5Mw==;").expect("valid");
         assert_eq!(accounts.names(), vec!["acct1".to_string(), "acct2".to_string()]);
         let a1 = accounts.get("acct1").expect("acct1");
         assert_eq!(a1.keys, vec![b"key1".to_vec(), b"key2".to_vec()]);
@@ -189,13 +175,8 @@ mod tests {
     #[test]
     fn env_can_keep_dev_account_by_listing_it() {
         let mut accounts = Accounts::with_dev_account();
-        accounts
-            .add_from_env(&format!("{DEV_ACCOUNT}:{DEV_KEY};acct1:a2V5MQ"))
-            .expect("valid");
-        assert_eq!(
-            accounts.names(),
-            vec!["acct1".to_string(), DEV_ACCOUNT.to_string()]
-        );
+        accounts.add_from_env(&format!("{DEV_ACCOUNT}:{DEV_KEY};acct1:a2V5MQ")).expect("valid");
+        assert_eq!(accounts.names(), vec!["acct1".to_string(), DEV_ACCOUNT.to_string()]);
         // Unpadded base64 is accepted too.
         assert_eq!(accounts.get("acct1").expect("acct1").keys, vec![b"key1".to_vec()]);
     }
@@ -226,9 +207,7 @@ mod tests {
     #[test]
     fn env_later_duplicate_wins() {
         let mut accounts = Accounts::with_dev_account();
-        accounts
-            .add_from_env("acct1:a2V5MQ==;acct1:a2V5Mg==")
-            .expect("valid");
+        accounts.add_from_env("acct1:a2V5MQ==;acct1:a2V5Mg==").expect("valid");
         assert_eq!(accounts.get("acct1").expect("acct1").keys, vec![b"key2".to_vec()]);
     }
 

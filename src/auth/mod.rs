@@ -41,9 +41,7 @@ impl From<AuthError> for ApiError {
             AuthError::MissingAuthorization => (ErrorCode::NoAuthenticationInformation, None),
             AuthError::MalformedAuthorization(header) => (
                 ErrorCode::InvalidAuthenticationInfo,
-                Some(format!(
-                    "Authentication scheme or format is not valid: '{header}'."
-                )),
+                Some(format!("Authentication scheme or format is not valid: '{header}'.")),
             ),
             AuthError::AccountMismatch { header, url } => (
                 ErrorCode::AuthenticationFailed,
@@ -60,10 +58,7 @@ impl From<AuthError> for ApiError {
                         .to_string(),
                 ),
             ),
-            AuthError::SignatureMismatch {
-                provided,
-                string_to_sign,
-            } => (
+            AuthError::SignatureMismatch { provided, string_to_sign } => (
                 ErrorCode::AuthenticationFailed,
                 Some(format!(
                     "The MAC signature found in the HTTP request '{provided}' is not the same \

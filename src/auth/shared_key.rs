@@ -70,10 +70,8 @@ pub fn authenticate(
     account: &Account,
     path_style_prefix: Option<&str>,
 ) -> Result<(), AuthError> {
-    let authorization = req
-        .headers
-        .get(http::header::AUTHORIZATION)
-        .ok_or(AuthError::MissingAuthorization)?;
+    let authorization =
+        req.headers.get(http::header::AUTHORIZATION).ok_or(AuthError::MissingAuthorization)?;
     let authorization = header_text(authorization);
     let (scheme, header_account, signature) = parse_authorization(&authorization)?;
 
@@ -104,11 +102,7 @@ pub fn authenticate(
     let comps = comp_variants(req.query);
 
     // The string the documented rule gives, reported back on failure.
-    let canonical_path = if req.raw_path.is_empty() {
-        "/"
-    } else {
-        req.raw_path
-    };
+    let canonical_path = if req.raw_path.is_empty() { "/" } else { req.raw_path };
     let canonical_comp = comps.first().map(String::as_str).unwrap_or_default();
     let primary = format!("{prefix}/{}{canonical_path}{canonical_comp}", account.name);
 
@@ -134,10 +128,7 @@ pub fn authenticate(
         }
     }
 
-    Err(AuthError::SignatureMismatch {
-        provided: signature.to_string(),
-        string_to_sign: primary,
-    })
+    Err(AuthError::SignatureMismatch { provided: signature.to_string(), string_to_sign: primary })
 }
 
 /// Constant-time check of `HMAC-SHA256(key, sts)` against the decoded signature.
@@ -180,10 +171,7 @@ fn header_value(headers: &HeaderMap, name: &str) -> String {
 
 /// `x-ms-date` if present and non-empty, else `Date` if non-empty.
 fn date_header(headers: &HeaderMap) -> Option<String> {
-    ["x-ms-date", "date"]
-        .iter()
-        .map(|name| header_value(headers, name))
-        .find(|value| !value.is_empty())
+    ["x-ms-date", "date"].iter().map(|name| header_value(headers, name)).find(|value| !value.is_empty())
 }
 
 fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
@@ -198,14 +186,7 @@ fn path_variants(raw_path: &str, account: &str, path_style_prefix: Option<&str>)
     let mut bases: Vec<String> = vec![raw.to_string()];
     if let Some(prefix) = path_style_prefix.filter(|p| !p.is_empty()) {
         if let Some(rest) = strip_segment_prefix(raw, prefix) {
-            push_unique(
-                &mut bases,
-                if rest.is_empty() {
-                    "/".to_string()
-                } else {
-                    rest.to_string()
-                },
-            );
+            push_unique(&mut bases, if rest.is_empty() { "/".to_string() } else { rest.to_string() });
         }
     }
     let secondary = format!("/{account}-secondary");
@@ -215,12 +196,7 @@ fn path_variants(raw_path: &str, account: &str, path_style_prefix: Option<&str>)
 
     let mut out = bases.clone();
     for base in &bases {
-        for keep in [
-            is_unreserved as fn(u8) -> bool,
-            is_pchar,
-            is_whatwg_path_literal,
-            is_decodable,
-        ] {
+        for keep in [is_unreserved as fn(u8) -> bool, is_pchar, is_whatwg_path_literal, is_decodable] {
             if let Some(normalised) = renormalise(base, keep) {
                 push_unique(&mut out, normalised);
             }
@@ -348,17 +324,12 @@ mod tests {
     }
 
     fn dev() -> Account {
-        Accounts::with_dev_account()
-            .get(DEV_ACCOUNT)
-            .expect("dev")
-            .clone()
+        Accounts::with_dev_account().get(DEV_ACCOUNT).expect("dev").clone()
     }
 
     fn dev_with_key2() -> Account {
         let mut accounts = Accounts::with_dev_account();
-        accounts
-            .add_from_env(&format!("{DEV_ACCOUNT}:{DEV_KEY}:{KEY2}"))
-            .expect("env");
+        accounts.add_from_env(&format!("{DEV_ACCOUNT}:{DEV_KEY}:{KEY2}")).expect("env");
         accounts.get(DEV_ACCOUNT).expect("dev").clone()
     }
 
@@ -372,10 +343,7 @@ mod tests {
     }
 
     fn with_auth(mut map: HeaderMap, auth: &str) -> HeaderMap {
-        map.insert(
-            http::header::AUTHORIZATION,
-            HeaderValue::from_str(auth).expect("auth"),
-        );
+        map.insert(http::header::AUTHORIZATION, HeaderValue::from_str(auth).expect("auth"));
         map
     }
 
@@ -387,12 +355,7 @@ mod tests {
         account: &Account,
         prefix: Option<&str>,
     ) -> Result<(), AuthError> {
-        let req = AuthRequest {
-            method,
-            raw_path: path,
-            query,
-            headers: map,
-        };
+        let req = AuthRequest { method, raw_path: path, query, headers: map };
         authenticate(&req, account, prefix)
     }
 
@@ -406,9 +369,7 @@ mod tests {
     fn example_shared_key_lite_doc_string_to_sign() {
         let key = "dGVzdGtleQ==";
         let mut accounts = Accounts::with_dev_account();
-        accounts
-            .add_from_env(&format!("testaccount1:{key}"))
-            .expect("env");
+        accounts.add_from_env(&format!("testaccount1:{key}")).expect("env");
         let account = accounts.get("testaccount1").expect("account");
         let sts = "Sun, 11 Oct 2009 19:52:39 GMT\n/testaccount1/Tables";
         let map = with_auth(
@@ -423,10 +384,7 @@ mod tests {
             "SharedKeyLite testaccount1:AAAA",
         );
         match run("GET", "/Tables", None, &bad, account, None) {
-            Err(AuthError::SignatureMismatch {
-                string_to_sign,
-                provided,
-            }) => {
+            Err(AuthError::SignatureMismatch { string_to_sign, provided }) => {
                 assert_eq!(string_to_sign, sts);
                 assert_eq!(provided, "AAAA");
             }
@@ -450,14 +408,7 @@ mod tests {
             &format!("SharedKey devstoreaccount1:{}", sign(DEV_KEY, &sts)),
         );
         run("POST", "/Tables", None, &map, &dev(), None).expect("host-style SharedKey");
-        let failed = run(
-            "POST",
-            "/Tables",
-            None,
-            &headers(&[("x-ms-date", DATE)]),
-            &dev(),
-            None,
-        );
+        let failed = run("POST", "/Tables", None, &headers(&[("x-ms-date", DATE)]), &dev(), None);
         assert_eq!(failed, Err(AuthError::MissingAuthorization));
     }
 
@@ -499,15 +450,9 @@ mod tests {
         let good = format!("GET\n\n\n{DATE}\n/devstoreaccount1/Tables");
         let wrong = format!("GET\n\n\n{OTHER_DATE}\n/devstoreaccount1/Tables");
         let base = headers(&[("x-ms-date", DATE), ("date", OTHER_DATE)]);
-        let ok = with_auth(
-            base.clone(),
-            &format!("SharedKey devstoreaccount1:{}", sign(DEV_KEY, &good)),
-        );
+        let ok = with_auth(base.clone(), &format!("SharedKey devstoreaccount1:{}", sign(DEV_KEY, &good)));
         run("GET", "/Tables", None, &ok, &dev(), None).expect("x-ms-date used");
-        let bad = with_auth(
-            base,
-            &format!("SharedKey devstoreaccount1:{}", sign(DEV_KEY, &wrong)),
-        );
+        let bad = with_auth(base, &format!("SharedKey devstoreaccount1:{}", sign(DEV_KEY, &wrong)));
         assert!(matches!(
             run("GET", "/Tables", None, &bad, &dev(), None),
             Err(AuthError::SignatureMismatch { .. })
@@ -536,25 +481,12 @@ mod tests {
             headers(&[("x-ms-date", DATE)]),
             &format!("SharedKey devstoreaccount1:{}", sign(DEV_KEY, &sts)),
         );
-        run(
-            "GET",
-            "/devstoreaccount1/mytable",
-            Some("timeout=30&comp=acl&x=y"),
-            &map,
-            &dev(),
-            PATH_STYLE,
-        )
-        .expect("comp");
+        run("GET", "/devstoreaccount1/mytable", Some("timeout=30&comp=acl&x=y"), &map, &dev(), PATH_STYLE)
+            .expect("comp");
         // Without comp in the query the same signature fails.
-        assert!(run(
-            "GET",
-            "/devstoreaccount1/mytable",
-            Some("timeout=30"),
-            &map,
-            &dev(),
-            PATH_STYLE
-        )
-        .is_err());
+        assert!(
+            run("GET", "/devstoreaccount1/mytable", Some("timeout=30"), &map, &dev(), PATH_STYLE).is_err()
+        );
         // Signing other parameters is wrong.
         let sts_all =
             format!("GET\n\n\n{DATE}\n/devstoreaccount1/devstoreaccount1/mytable?comp=acl&timeout=30");
@@ -581,15 +513,8 @@ mod tests {
             headers(&[("x-ms-date", DATE)]),
             &format!("SharedKeyLite devstoreaccount1:{}", sign(DEV_KEY, &sts)),
         );
-        run(
-            "GET",
-            "/devstoreaccount1/",
-            Some("restype=service&comp=properties"),
-            &map,
-            &dev(),
-            PATH_STYLE,
-        )
-        .expect("props");
+        run("GET", "/devstoreaccount1/", Some("restype=service&comp=properties"), &map, &dev(), PATH_STYLE)
+            .expect("props");
     }
 
     #[test]
@@ -666,10 +591,7 @@ mod tests {
         // Signed with every reserved character encoded (strict encoder), sent literally.
         let sent = "/devstoreaccount1/mytable(PartitionKey='a',RowKey='b')";
         let strict = renormalise(sent, is_unreserved).expect("utf8");
-        assert_eq!(
-            strict,
-            "/devstoreaccount1/mytable%28PartitionKey%3D%27a%27%2CRowKey%3D%27b%27%29"
-        );
+        assert_eq!(strict, "/devstoreaccount1/mytable%28PartitionKey%3D%27a%27%2CRowKey%3D%27b%27%29");
         let sts = format!("{DATE}\n/devstoreaccount1{strict}");
         let strict_map = with_auth(
             headers(&[("x-ms-date", DATE)]),
@@ -736,15 +658,8 @@ mod tests {
 
     #[test]
     fn missing_header_wrong_scheme_wrong_account() {
-        let err = run(
-            "GET",
-            "/Tables",
-            None,
-            &headers(&[("x-ms-date", DATE)]),
-            &dev(),
-            None,
-        )
-        .expect_err("none");
+        let err =
+            run("GET", "/Tables", None, &headers(&[("x-ms-date", DATE)]), &dev(), None).expect_err("none");
         assert_eq!(ApiError::from(err).code, ErrorCode::NoAuthenticationInformation);
 
         for auth in [
@@ -757,15 +672,8 @@ mod tests {
         ] {
             let map = with_auth(headers(&[("x-ms-date", DATE)]), auth);
             let err = run("GET", "/Tables", None, &map, &dev(), None).expect_err(auth);
-            assert!(
-                matches!(err, AuthError::MalformedAuthorization(_)),
-                "{auth}: {err:?}"
-            );
-            assert_eq!(
-                ApiError::from(err).code,
-                ErrorCode::InvalidAuthenticationInfo,
-                "{auth}"
-            );
+            assert!(matches!(err, AuthError::MalformedAuthorization(_)), "{auth}: {err:?}");
+            assert_eq!(ApiError::from(err).code, ErrorCode::InvalidAuthenticationInfo, "{auth}");
         }
 
         let sts = format!("GET\n\n\n{DATE}\n/otheraccount/Tables");
@@ -780,27 +688,15 @@ mod tests {
 
     #[test]
     fn garbage_signature_is_mismatch_with_detail() {
-        let map = with_auth(
-            headers(&[("x-ms-date", DATE)]),
-            "SharedKey devstoreaccount1:not*base64",
-        );
-        let err = run(
-            "GET",
-            "/devstoreaccount1/Tables",
-            Some("comp=x"),
-            &map,
-            &dev(),
-            PATH_STYLE,
-        )
-        .expect_err("bad sig");
+        let map = with_auth(headers(&[("x-ms-date", DATE)]), "SharedKey devstoreaccount1:not*base64");
+        let err = run("GET", "/devstoreaccount1/Tables", Some("comp=x"), &map, &dev(), PATH_STYLE)
+            .expect_err("bad sig");
         let api = ApiError::from(err);
         assert_eq!(api.code, ErrorCode::AuthenticationFailed);
         let detail = api.auth_detail.expect("detail");
         assert!(detail.contains("'not*base64'"), "{detail}");
         assert!(
-            detail.contains(&format!(
-                "GET\n\n\n{DATE}\n/devstoreaccount1/devstoreaccount1/Tables?comp=x"
-            )),
+            detail.contains(&format!("GET\n\n\n{DATE}\n/devstoreaccount1/devstoreaccount1/Tables?comp=x")),
             "{detail}"
         );
     }
@@ -814,10 +710,7 @@ mod tests {
             comp_variants(Some("comp=a%20b")),
             vec!["?comp=a%20b".to_string(), "?comp=a b".to_string()]
         );
-        assert_eq!(
-            comp_variants(Some("comp")),
-            vec!["?comp=".to_string(), String::new()]
-        );
+        assert_eq!(comp_variants(Some("comp")), vec!["?comp=".to_string(), String::new()]);
     }
 
     #[test]
@@ -825,9 +718,6 @@ mod tests {
         assert_eq!(renormalise("/a%2fb", is_decodable).as_deref(), Some("/a%2Fb"));
         assert_eq!(renormalise("/a%zz%", is_pchar).as_deref(), Some("/a%25zz%25"));
         assert_eq!(renormalise("/%ff", is_decodable), None);
-        assert_eq!(
-            renormalise("/a b", is_whatwg_path_literal).as_deref(),
-            Some("/a%20b")
-        );
+        assert_eq!(renormalise("/a b", is_whatwg_path_literal).as_deref(), Some("/a%20b"));
     }
 }

@@ -81,10 +81,7 @@ impl MediaType {
 
     /// The value of a parameter (name in lowercase).
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
     /// The boundary of a `multipart/mixed` type, if it is one and the boundary is usable.
@@ -200,9 +197,7 @@ pub(crate) fn parse_headers(block: &[u8]) -> Result<Headers, &'static str> {
             continue;
         }
         if line.starts_with([' ', '\t']) {
-            let (_, value) = headers
-                .last_mut()
-                .ok_or("a header block starts with a continuation line")?;
+            let (_, value) = headers.last_mut().ok_or("a header block starts with a continuation line")?;
             if !value.is_empty() {
                 value.push(' ');
             }
@@ -235,22 +230,9 @@ mod tests {
         let m = MediaType::parse("multipart/mixed;charset=\"utf-8\";boundary=\"a;b \\\"c\\\"\"").unwrap();
         assert_eq!(m.param("charset"), Some("utf-8"));
         assert_eq!(m.mixed_boundary(), Some("a;b \"c\""));
-        assert_eq!(
-            MediaType::parse("multipart/mixed").unwrap().mixed_boundary(),
-            None
-        );
-        assert_eq!(
-            MediaType::parse("multipart/mixed; boundary=")
-                .unwrap()
-                .mixed_boundary(),
-            None
-        );
-        assert_eq!(
-            MediaType::parse("application/json; boundary=x")
-                .unwrap()
-                .mixed_boundary(),
-            None
-        );
+        assert_eq!(MediaType::parse("multipart/mixed").unwrap().mixed_boundary(), None);
+        assert_eq!(MediaType::parse("multipart/mixed; boundary=").unwrap().mixed_boundary(), None);
+        assert_eq!(MediaType::parse("application/json; boundary=x").unwrap().mixed_boundary(), None);
         assert_eq!(MediaType::parse("multipart/mixed; boundary=\"open"), None);
         assert_eq!(MediaType::parse("nonsense"), None);
         assert_eq!(MediaType::parse(""), None);

@@ -81,10 +81,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_ops: 100,
-            max_body: 4 * 1024 * 1024,
-        }
+        Limits { max_ops: 100, max_body: 4 * 1024 * 1024 }
     }
 }
 
@@ -109,11 +106,7 @@ pub fn parse(content_type: &str, body: &[u8], limits: &Limits) -> Result<BatchRe
             Some(Some(m)) if m.essence == "multipart/mixed" => changesets.push((m, content)),
             Some(Some(m)) if m.essence == "application/http" => requests.push(part),
             None => requests.push(part),
-            Some(_) => {
-                return Err(malformed(
-                    "a batch part is neither a change set nor application/http",
-                ))
-            }
+            Some(_) => return Err(malformed("a batch part is neither a change set nor application/http")),
         }
     }
     match (changesets.as_slice(), requests.as_slice()) {
@@ -126,9 +119,9 @@ pub fn parse(content_type: &str, body: &[u8], limits: &Limits) -> Result<BatchRe
 
 /// Parses the change set part's content into its operations.
 fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result<BatchRequest, BatchError> {
-    let boundary = media.mixed_boundary().ok_or(BatchError::Malformed {
-        detail: "the change set has no boundary parameter",
-    })?;
+    let boundary = media
+        .mixed_boundary()
+        .ok_or(BatchError::Malformed { detail: "the change set has no boundary parameter" })?;
     let parts = split_parts(content, boundary).map_err(|e| BatchError::Malformed { detail: e.detail() })?;
     if parts.is_empty() {
         return Err(BatchError::Empty);
@@ -173,20 +166,16 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
         }
         ops.push(op);
     }
-    Ok(BatchRequest {
-        kind: BatchKind::ChangeSet,
-        ops,
-    })
+    Ok(BatchRequest { kind: BatchKind::ChangeSet, ops })
 }
 
 /// Parses a lone top-level `application/http` part, which must be a GET.
 fn parse_query(part: &[u8]) -> Result<BatchRequest, BatchError> {
     let (op, endpoint) = parse_op(0, part, false)?;
     match endpoint {
-        Endpoint::GetEntity { .. } | Endpoint::QueryEntities { .. } => Ok(BatchRequest {
-            kind: BatchKind::Query,
-            ops: vec![op],
-        }),
+        Endpoint::GetEntity { .. } | Endpoint::QueryEntities { .. } => {
+            Ok(BatchRequest { kind: BatchKind::Query, ops: vec![op] })
+        }
         Endpoint::InsertEntity { .. }
         | Endpoint::UpdateEntity { .. }
         | Endpoint::MergeEntity { .. }
@@ -214,11 +203,7 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, E
     };
     let (mime_head, mut request) = split_head(part);
     let mime = multipart::parse_headers(mime_head).map_err(|_| {
-        fail(
-            None,
-            ErrorCode::InvalidInput,
-            "The batch operation has malformed part headers.",
-        )
+        fail(None, ErrorCode::InvalidInput, "The batch operation has malformed part headers.")
     })?;
     if let Some(ct) = header(&mime, "content-type") {
         if MediaType::parse(ct).is_none_or(|m| m.essence != "application/http") {
@@ -232,25 +217,14 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, E
     let (head, body) = split_head(request);
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
     let (line, header_block) = head.split_at(line_end);
-    let headers: Headers = multipart::parse_headers(header_block).map_err(|_| {
-        fail(
-            None,
-            ErrorCode::InvalidInput,
-            "The batch operation has malformed headers.",
-        )
-    })?;
+    let headers: Headers = multipart::parse_headers(header_block)
+        .map_err(|_| fail(None, ErrorCode::InvalidInput, "The batch operation has malformed headers."))?;
     let content_id = header(&headers, "content-id")
         .or_else(|| header(&mime, "content-id"))
         .filter(|v| !v.is_empty())
         .map(str::to_owned);
     let cid = content_id.as_deref();
-    let bad_line = || {
-        fail(
-            cid,
-            ErrorCode::InvalidInput,
-            "The batch operation's request line is not valid.",
-        )
-    };
+    let bad_line = || fail(cid, ErrorCode::InvalidInput, "The batch operation's request line is not valid.");
     let line = std::str::from_utf8(line).map_err(|_| bad_line())?;
     let (verb, url) = parse_request_line(line).ok_or_else(bad_line)?;
     let (url_path, query) = split_url(url);
@@ -258,15 +232,7 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, E
         effective_method(verb, &headers).map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?;
     let endpoint = route(&method, &url_path, query.as_deref())
         .map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?;
-    let op = BatchOp {
-        index,
-        content_id,
-        method,
-        url_path,
-        query,
-        headers,
-        body: body.to_vec(),
-    };
+    let op = BatchOp { index, content_id, method, url_path, query, headers, body: body.to_vec() };
     Ok((op, endpoint))
 }
 
@@ -293,10 +259,8 @@ fn parse_request_line(line: &str) -> Option<(&str, &str)> {
 fn split_url(url: &str) -> (String, Option<String>) {
     let url = url.split_once('#').map_or(url, |(u, _)| u);
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let rest = if let Some(scheme_len) = ["http://", "https://"]
-        .iter()
-        .find(|s| lower.starts_with(*s))
-        .map(|s| s.len())
+    let rest = if let Some(scheme_len) =
+        ["http://", "https://"].iter().find(|s| lower.starts_with(*s)).map(|s| s.len())
     {
         let after = &url[scheme_len..];
         let auth_end = after.find(['/', '?']).unwrap_or(after.len());
@@ -308,21 +272,14 @@ fn split_url(url: &str) -> (String, Option<String>) {
         Some((p, q)) => (p, (!q.is_empty()).then(|| q.to_owned())),
         None => (rest, None),
     };
-    let path = if path.starts_with('/') {
-        path.to_owned()
-    } else {
-        format!("/{path}")
-    };
+    let path = if path.starts_with('/') { path.to_owned() } else { format!("/{path}") };
     (path, query)
 }
 
 /// Applies `X-HTTP-Method` tunnelling inside an operation, with the same rules as for
 /// top-level requests: only on POST, once, with MERGE, PUT, DELETE or PATCH.
 fn effective_method(verb: &str, headers: &[(String, String)]) -> Result<String, ApiError> {
-    let mut values = headers
-        .iter()
-        .filter(|(n, _)| n == "x-http-method")
-        .map(|(_, v)| v);
+    let mut values = headers.iter().filter(|(n, _)| n == "x-http-method").map(|(_, v)| v);
     let Some(first) = values.next() else {
         return Ok(verb.to_owned());
     };
@@ -382,21 +339,12 @@ mod tests {
     fn urls() {
         let s = |u: &str| split_url(u);
         let o = |p: &str, q: Option<&str>| (p.to_owned(), q.map(str::to_owned));
-        assert_eq!(
-            s("http://127.0.0.1:10002/devstoreaccount1/t()"),
-            o("/devstoreaccount1/t()", None)
-        );
-        assert_eq!(
-            s("HTTPS://a.table.core.windows.net/t?$select=x#f"),
-            o("/t", Some("$select=x"))
-        );
+        assert_eq!(s("http://127.0.0.1:10002/devstoreaccount1/t()"), o("/devstoreaccount1/t()", None));
+        assert_eq!(s("HTTPS://a.table.core.windows.net/t?$select=x#f"), o("/t", Some("$select=x")));
         assert_eq!(s("https://host?x=1"), o("/", Some("x=1")));
         assert_eq!(s("https://host"), o("/", None));
         assert_eq!(s("/t?"), o("/t", None));
-        assert_eq!(
-            s("t(PartitionKey='a',RowKey='b')"),
-            o("/t(PartitionKey='a',RowKey='b')", None)
-        );
+        assert_eq!(s("t(PartitionKey='a',RowKey='b')"), o("/t(PartitionKey='a',RowKey='b')", None));
         assert_eq!(s("ht"), o("/ht", None));
         assert_eq!(split_account("/acct/t(x)"), (Some("acct"), "/t(x)"));
         assert_eq!(split_account("/t(x)"), (None, "/t(x)"));
@@ -405,24 +353,13 @@ mod tests {
     #[test]
     fn x_http_method() {
         let h = |v: &[&str]| -> Vec<(String, String)> {
-            v.iter()
-                .map(|v| ("x-http-method".to_owned(), (*v).to_owned()))
-                .collect()
+            v.iter().map(|v| ("x-http-method".to_owned(), (*v).to_owned())).collect()
         };
         let code = |r: Result<String, ApiError>| r.map_err(|e| e.code);
-        assert_eq!(
-            code(effective_method("POST", &h(&["MERGE"]))),
-            Ok("MERGE".to_owned())
-        );
+        assert_eq!(code(effective_method("POST", &h(&["MERGE"]))), Ok("MERGE".to_owned()));
         assert_eq!(code(effective_method("POST", &[])), Ok("POST".to_owned()));
-        assert_eq!(
-            code(effective_method("PUT", &h(&["MERGE"]))),
-            Err(ErrorCode::XMethodNotUsingPost)
-        );
-        assert_eq!(
-            code(effective_method("POST", &h(&["GET"]))),
-            Err(ErrorCode::XMethodIncorrectValue)
-        );
+        assert_eq!(code(effective_method("PUT", &h(&["MERGE"]))), Err(ErrorCode::XMethodNotUsingPost));
+        assert_eq!(code(effective_method("POST", &h(&["GET"]))), Err(ErrorCode::XMethodIncorrectValue));
         assert_eq!(
             code(effective_method("POST", &h(&["PUT", "PUT"]))),
             Err(ErrorCode::XMethodIncorrectCount)

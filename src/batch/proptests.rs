@@ -38,9 +38,7 @@ struct GenBatch {
 
 /// An OData string literal for a key, percent-encoded the way SDKs do it.
 fn literal(key: &str) -> String {
-    format!("'{}'", key.replace('\'', "''"))
-        .replace('\'', "%27")
-        .replace(' ', "%20")
+    format!("'{}'", key.replace('\'', "''")).replace('\'', "%27").replace(' ', "%20")
 }
 
 impl GenOp {
@@ -66,11 +64,7 @@ impl GenOp {
         if let (Some(id), false) = (&self.content_id, self.cid_in_mime) {
             out.push(("content-id".to_owned(), id.clone()));
         }
-        out.extend(
-            self.headers
-                .iter()
-                .map(|(n, v)| (n.to_ascii_lowercase(), v.clone())),
-        );
+        out.extend(self.headers.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())));
         out
     }
 
@@ -104,11 +98,7 @@ impl GenBatch {
             out.extend_from_slice(eol.as_bytes());
         };
         line(&mut out, &format!("--{BATCH}"));
-        let cs = if self.quoted {
-            format!("\"{CHANGESET}\"")
-        } else {
-            CHANGESET.to_owned()
-        };
+        let cs = if self.quoted { format!("\"{CHANGESET}\"") } else { CHANGESET.to_owned() };
         line(&mut out, &format!("Content-Type: multipart/mixed; boundary={cs}"));
         line(&mut out, "");
         if self.js_preamble {
@@ -125,10 +115,7 @@ impl GenBatch {
             let host = if op.absolute { "http://127.0.0.1:10002" } else { "" };
             let verb = if op.tunnel { "POST" } else { op.method };
             let query = op.query.as_ref().map(|q| format!("?{q}")).unwrap_or_default();
-            line(
-                &mut out,
-                &format!("{verb} {host}{}{query} HTTP/1.1", op.url_path(self)),
-            );
+            line(&mut out, &format!("{verb} {host}{}{query} HTTP/1.1", op.url_path(self)));
             if op.tunnel {
                 line(&mut out, &format!("X-HTTP-Method: {}", op.method));
             }
@@ -181,14 +168,8 @@ fn gen_op(lf: bool) -> impl Strategy<Value = GenOp> {
 }
 
 fn gen_batch() -> impl Strategy<Value = GenBatch> {
-    (
-        any::<bool>(),
-        "tb[a-zA-Z0-9]{1,10}",
-        any::<bool>(),
-        any::<bool>(),
-        any::<bool>(),
-    )
-        .prop_flat_map(|(lf, table, path_style, quoted, js_preamble)| {
+    (any::<bool>(), "tb[a-zA-Z0-9]{1,10}", any::<bool>(), any::<bool>(), any::<bool>()).prop_flat_map(
+        |(lf, table, path_style, quoted, js_preamble)| {
             prop::collection::vec(gen_op(lf), 1..12).prop_map(move |ops| GenBatch {
                 table: table.clone(),
                 path_style,
@@ -197,7 +178,8 @@ fn gen_batch() -> impl Strategy<Value = GenBatch> {
                 js_preamble,
                 ops,
             })
-        })
+        },
+    )
 }
 
 fn content_types() -> impl Strategy<Value = String> {

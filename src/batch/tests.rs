@@ -11,10 +11,7 @@ fn p(ct: &str, body: &str) -> Result<BatchRequest, BatchError> {
 }
 
 fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-        .collect()
+    pairs.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect()
 }
 
 /// A change set batch with the given operation texts (request line onwards).
@@ -78,23 +75,14 @@ fn python_sdk_body() {
         assert_eq!(post.account(), None);
         assert_eq!(post.header("prefer"), Some("return-no-content"));
         assert_eq!(post.headers.len(), 8);
-        assert_eq!(
-            post.headers[0],
-            ("x-ms-version".to_owned(), "2019-02-02".to_owned())
-        );
+        assert_eq!(post.headers[0], ("x-ms-version".to_owned(), "2019-02-02".to_owned()));
         assert!(post.body.starts_with(b"{\"PartitionKey\": \"003\"") && post.body.ends_with(b"true}"));
         assert_eq!(del.url_path, "/uttable913d2aeb(PartitionKey='003',RowKey='r-1')");
         assert_eq!(del.header("if-match"), Some("*"));
         assert_eq!(del.body, b"");
-        assert_eq!(
-            patch.body,
-            br#"{"PartitionKey": "003", "RowKey": "r-2", "test3": 10}"#
-        );
+        assert_eq!(patch.body, br#"{"PartitionKey": "003", "RowKey": "r-2", "test3": 10}"#);
         assert_eq!(patch.index, 2);
-        assert!(matches!(
-            patch.endpoint(),
-            Ok(crate::endpoint::Endpoint::MergeEntity { .. })
-        ));
+        assert!(matches!(patch.endpoint(), Ok(crate::endpoint::Endpoint::MergeEntity { .. })));
     }
 }
 
@@ -116,11 +104,7 @@ prefer: return-no-content\r\n\r\n\r\n{json}\r\n\
 --changeset_fakeId--\r\n"
     );
     for ending in ["--batch_fakeId--\r\n", "--batch_fakeId\r\n"] {
-        let req = p(
-            "multipart/mixed; boundary=batch_fakeId",
-            &format!("{body}{ending}"),
-        )
-        .unwrap();
+        let req = p("multipart/mixed; boundary=batch_fakeId", &format!("{body}{ending}")).unwrap();
         assert_eq!(req.ops.len(), 2);
         let (post, del) = (&req.ops[0], &req.ops[1]);
         assert_eq!(post.body, format!("\r\n{json}").as_bytes());
@@ -135,10 +119,7 @@ prefer: return-no-content\r\n\r\n\r\n{json}\r\n\
             ])
         );
         assert_eq!((del.method.as_str(), del.body.as_slice()), ("DELETE", &b""[..]));
-        assert_eq!(
-            del.url_path,
-            "/batchTableTestnode(PartitionKey='multiBatch1',RowKey='r2')"
-        );
+        assert_eq!(del.url_path, "/batchTableTestnode(PartitionKey='multiBatch1',RowKey='r2')");
     }
 }
 
@@ -161,10 +142,7 @@ DELETE {url} HTTP/1.1\r\ncontent-id: 1\r\nif-match: {etag}\r\n--{cs}--\r\n--{b}-
     assert_eq!(req.ops[1].content_id.as_deref(), Some("1"));
     assert_eq!(req.ops[1].header("if-match"), Some(etag));
     assert_eq!(req.ops[1].body, b"");
-    assert_eq!(
-        req.ops[0].url_path,
-        "/testtable(PartitionKey=%27tests%27,RowKey=%27insert1%27)"
-    );
+    assert_eq!(req.ops[0].url_path, "/testtable(PartitionKey=%27tests%27,RowKey=%27insert1%27)");
 
     let query = format!(
         "--{b}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nGET {url} HTTP/1.1\r\n\
@@ -173,10 +151,7 @@ content-id: 0\r\naccept: application/json;odata=minimalmetadata\r\n\r\n--{b}--"
     let req = p(&format!("multipart/mixed; boundary={b}"), &query).unwrap();
     assert_eq!(req.kind, BatchKind::Query);
     assert_eq!(req.ops.len(), 1);
-    assert_eq!(
-        (req.ops[0].method.as_str(), req.ops[0].content_id.as_deref()),
-        ("GET", Some("0"))
-    );
+    assert_eq!((req.ops[0].method.as_str(), req.ops[0].content_id.as_deref()), ("GET", Some("0")));
     assert_eq!(req.ops[0].headers.len(), 2);
 }
 
@@ -191,11 +166,7 @@ X-HTTP-Method: MERGE\r\nIf-Match: W/\"x\"\r\nContent-ID: 9\r\n\r\n{}\r\n\
     let req = p("multipart/mixed; charset=utf-8; boundary=\"batch_q\"", body).unwrap();
     let merge = &req.ops[0];
     assert_eq!(merge.method, "MERGE");
-    assert_eq!(
-        merge.content_id.as_deref(),
-        Some("9"),
-        "request header wins over MIME header"
-    );
+    assert_eq!(merge.content_id.as_deref(), Some("9"), "request header wins over MIME header");
     assert_eq!(merge.url_path, "/devstoreaccount1/t(PartitionKey='a',RowKey='b')");
     assert_eq!(merge.account(), Some("devstoreaccount1"));
     assert_eq!(merge.resource_path(), "/t(PartitionKey='a',RowKey='b')");
@@ -203,10 +174,7 @@ X-HTTP-Method: MERGE\r\nIf-Match: W/\"x\"\r\nContent-ID: 9\r\n\r\n{}\r\n\
     assert_eq!(merge.header("x-http-method"), Some("MERGE"));
     assert_eq!(merge.header("if-match"), Some("W/\"x\""));
     // A relative URL without a leading slash.
-    assert_eq!(
-        req.ops[1].url_path,
-        "/devstoreaccount1/t(PartitionKey='a',RowKey='c')"
-    );
+    assert_eq!(req.ops[1].url_path, "/devstoreaccount1/t(PartitionKey='a',RowKey='c')");
     assert_eq!(req.ops[1].account(), Some("devstoreaccount1"));
 }
 
@@ -234,24 +202,12 @@ fn limits() {
     assert_eq!(e.placement(), ErrorPlacement::ChangeSetPart);
     let api = ApiError::from(e);
     assert_eq!((api.code, api.status()), (ErrorCode::InvalidInput, 400));
-    assert_eq!(
-        api.message,
-        "0:The batch request operation exceeds the maximum 100 changes per change set."
-    );
+    assert_eq!(api.message, "0:The batch request operation exceeds the maximum 100 changes per change set.");
 
     let body = changeset(&ops(3));
-    let small = Limits {
-        max_ops: 2,
-        max_body: body.len(),
-    };
-    assert_eq!(
-        parse(CT, body.as_bytes(), &small),
-        Err(BatchError::TooManyOperations { max: 2 })
-    );
-    let tiny = Limits {
-        max_ops: 100,
-        max_body: body.len() - 1,
-    };
+    let small = Limits { max_ops: 2, max_body: body.len() };
+    assert_eq!(parse(CT, body.as_bytes(), &small), Err(BatchError::TooManyOperations { max: 2 }));
+    let tiny = Limits { max_ops: 100, max_body: body.len() - 1 };
     let e = parse(CT, body.as_bytes(), &tiny).unwrap_err();
     assert_eq!(
         (e.clone(), e.status(), e.placement()),
@@ -263,19 +219,12 @@ fn limits() {
 #[test]
 fn envelope_errors() {
     let one = changeset(&[insert("t", 0)]);
-    for ct in [
-        "application/json",
-        "multipart/mixed",
-        "multipart/mixed; boundary=",
-        "",
-    ] {
+    for ct in ["application/json", "multipart/mixed", "multipart/mixed; boundary=", ""] {
         assert_eq!(p(ct, &one), Err(BatchError::ContentType), "{ct}");
     }
     assert_eq!(
         p("multipart/mixed; boundary=other", &one),
-        Err(BatchError::Malformed {
-            detail: "no boundary delimiter line was found"
-        })
+        Err(BatchError::Malformed { detail: "no boundary delimiter line was found" })
     );
     let cut = &one[..one.len() - 30];
     assert!(matches!(p(CT, cut), Err(BatchError::Malformed { .. })));
@@ -284,10 +233,7 @@ fn envelope_errors() {
     let e = p(CT, empty_cs).unwrap_err();
     assert_eq!(
         (e.placement(), e.message()),
-        (
-            ErrorPlacement::BatchPart,
-            "An error occurred while processing this request.".to_owned()
-        )
+        (ErrorPlacement::BatchPart, "An error occurred while processing this request.".to_owned())
     );
     let no_cs_boundary = "--batch_1\r\nContent-Type: multipart/mixed\r\n\r\n--cs--\r\n--batch_1--";
     assert!(matches!(p(CT, no_cs_boundary), Err(BatchError::Malformed { .. })));
@@ -296,24 +242,11 @@ fn envelope_errors() {
 
     // Two change sets; a change set plus a query; two queries.
     let cs_part = one.trim_end_matches("--batch_1--\r\n").to_owned();
-    let e = p(
-        CT,
-        &format!("{cs_part}--batch_1\r\n{}", &one["--batch_1\r\n".len()..]),
-    )
-    .unwrap_err();
-    assert_eq!(
-        (e.clone(), e.placement()),
-        (BatchError::MultipleChangeSets, ErrorPlacement::BatchPart)
-    );
+    let e = p(CT, &format!("{cs_part}--batch_1\r\n{}", &one["--batch_1\r\n".len()..])).unwrap_err();
+    assert_eq!((e.clone(), e.placement()), (BatchError::MultipleChangeSets, ErrorPlacement::BatchPart));
     let get = "--batch_1\r\nContent-Type: application/http\r\n\r\nGET /t(PartitionKey='a',RowKey='b') HTTP/1.1\r\n\r\n";
-    assert_eq!(
-        p(CT, &format!("{cs_part}{get}--batch_1--")),
-        Err(BatchError::QueryNotAlone)
-    );
-    assert_eq!(
-        p(CT, &format!("{get}\r\n{get}--batch_1--")),
-        Err(BatchError::QueryNotAlone)
-    );
+    assert_eq!(p(CT, &format!("{cs_part}{get}--batch_1--")), Err(BatchError::QueryNotAlone));
+    assert_eq!(p(CT, &format!("{get}\r\n{get}--batch_1--")), Err(BatchError::QueryNotAlone));
 }
 
 #[test]
@@ -326,19 +259,11 @@ fn operation_errors() {
         (Some(1), Some("5"), ErrorPlacement::ChangeSetPart)
     );
     assert_eq!(e.code(), ErrorCode::InvalidInput);
-    assert!(e
-        .message()
-        .starts_with("1:A query operation is not permitted in a change set"));
+    assert!(e.message().starts_with("1:A query operation is not permitted in a change set"));
 
     let e = err(&[insert("t", 0), insert("T", 1), insert("u", 2)]);
-    assert_eq!(
-        (e.failed_index(), e.code()),
-        (Some(2), ErrorCode::CommandsInBatchActOnDifferentPartitions)
-    );
-    assert_eq!(
-        e.message(),
-        "2:All commands in a batch must operate on same entity group."
-    );
+    assert_eq!((e.failed_index(), e.code()), (Some(2), ErrorCode::CommandsInBatchActOnDifferentPartitions));
+    assert_eq!(e.message(), "2:All commands in a batch must operate on same entity group.");
     let other_account = insert("t", 1).replace("devstoreaccount1", "other");
     assert_eq!(err(&[insert("t", 0), other_account]).failed_index(), Some(1));
 
@@ -358,15 +283,9 @@ fn operation_errors() {
         ("PUT /devstoreaccount1/t HTTP/1.1", ErrorCode::MethodNotAllowed),
         ("HEAD /devstoreaccount1/t HTTP/1.1", ErrorCode::MethodNotAllowed),
         ("POST /a/b/c HTTP/1.1", ErrorCode::InvalidUri),
-        (
-            "DELETE /devstoreaccount1/t(PartitionKey='p') HTTP/1.1",
-            ErrorCode::InvalidInput,
-        ),
+        ("DELETE /devstoreaccount1/t(PartitionKey='p') HTTP/1.1", ErrorCode::InvalidInput),
         ("POST /devstoreaccount1/Tables HTTP/1.1", ErrorCode::InvalidInput),
-        (
-            "PUT /devstoreaccount1/t?comp=acl HTTP/1.1",
-            ErrorCode::InvalidInput,
-        ),
+        ("PUT /devstoreaccount1/t?comp=acl HTTP/1.1", ErrorCode::InvalidInput),
         ("POST", ErrorCode::InvalidInput),
         ("POST /t HTTP/1.1\r\nbad header line", ErrorCode::InvalidInput),
         ("\u{1}POST /t HTTP/1.1", ErrorCode::InvalidInput),
@@ -386,20 +305,11 @@ Content-Type: multipart/mixed; boundary=x\r\n\r\n--x--\r\n--cs--\r\n--batch_1--"
     let lone =
         |line: &str| format!("--batch_1\r\nContent-Type: application/http\r\n\r\n{line}\r\n\r\n--batch_1--");
     let e = p(CT, &lone("DELETE /t(PartitionKey='a',RowKey='b') HTTP/1.1")).unwrap_err();
-    assert_eq!(
-        (e.failed_index(), e.placement()),
-        (Some(0), ErrorPlacement::BatchPart)
-    );
+    assert_eq!((e.failed_index(), e.placement()), (Some(0), ErrorPlacement::BatchPart));
     let e = p(CT, &lone("GET /Tables HTTP/1.1")).unwrap_err();
-    assert_eq!(
-        e.message(),
-        "0:The operation QueryTables is not supported in a batch."
-    );
+    assert_eq!(e.message(), "0:The operation QueryTables is not supported in a batch.");
     let req = p(CT, &lone("GET /devstoreaccount1/t()?$filter=x HTTP/1.1")).unwrap();
-    assert_eq!(
-        (req.kind, req.ops[0].query.as_deref()),
-        (BatchKind::Query, Some("$filter=x"))
-    );
+    assert_eq!((req.kind, req.ops[0].query.as_deref()), (BatchKind::Query, Some("$filter=x")));
 }
 
 #[test]
@@ -411,15 +321,9 @@ fn error_display_and_conversion() {
         ErrorCode::EntityAlreadyExists,
         "The specified entity already exists.",
     );
-    assert_eq!(
-        e.to_string(),
-        "EntityAlreadyExists: 3:The specified entity already exists."
-    );
+    assert_eq!(e.to_string(), "EntityAlreadyExists: 3:The specified entity already exists.");
     assert_eq!((e.status(), e.content_id()), (409, Some("4")));
     assert_eq!(prefixed_message(0, "x"), "0:x");
     let e = BatchError::ContentType;
-    assert_eq!(
-        (e.failed_index(), e.placement(), e.status()),
-        (None, ErrorPlacement::Response, 400)
-    );
+    assert_eq!((e.failed_index(), e.placement(), e.status()), (None, ErrorPlacement::Response, 400));
 }

@@ -37,11 +37,7 @@ const CRLF: &str = "\r\n";
 /// in order) and returns (content type, body).
 pub fn write_success(results: &[(Option<String>, OpResult)]) -> (String, Vec<u8>) {
     let parts: Vec<(Option<&str>, &OpResult)> = results.iter().map(|(id, r)| (id.as_deref(), r)).collect();
-    changeset_response(
-        &new_boundary("batchresponse"),
-        &new_boundary("changesetresponse"),
-        &parts,
-    )
+    changeset_response(&new_boundary("batchresponse"), &new_boundary("changesetresponse"), &parts)
 }
 
 /// Writes the 202 response body for a failed change set: a single part with the
@@ -104,10 +100,7 @@ fn push_part(out: &mut Vec<u8>, content_id: Option<&str>, result: &OpResult) {
     push_header(out, "Content-Type", "application/http");
     push_header(out, "Content-Transfer-Encoding", "binary");
     out.extend_from_slice(CRLF.as_bytes());
-    push_line(
-        out,
-        &format!("HTTP/1.1 {} {}", result.status, reason_phrase(result.status)),
-    );
+    push_line(out, &format!("HTTP/1.1 {} {}", result.status, reason_phrase(result.status)));
     if let Some(id) = content_id {
         push_header(out, "Content-ID", id);
     }
@@ -152,9 +145,6 @@ pub fn reason_phrase(status: u16) -> &'static str {
         500 => "Internal Server Error",
         501 => "Not Implemented",
         503 => "Service Unavailable",
-        _ => http::StatusCode::from_u16(status)
-            .ok()
-            .and_then(|s| s.canonical_reason())
-            .unwrap_or("Unknown"),
+        _ => http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Unknown"),
     }
 }

@@ -5,10 +5,7 @@ use super::write::{changeset_response, query_response};
 use super::*;
 
 fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-        .collect()
+    pairs.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect()
 }
 
 /// One part as the independent parser sees it.
@@ -56,25 +53,13 @@ fn headers_of(block: &str) -> Vec<(String, String)> {
 /// Parses an `application/http` response part.
 fn http_part(text: &str) -> Part {
     let (mime, msg) = text.split_once("\r\n\r\n").expect("MIME headers");
-    assert_eq!(
-        mime,
-        "Content-Type: application/http\r\nContent-Transfer-Encoding: binary"
-    );
+    assert_eq!(mime, "Content-Type: application/http\r\nContent-Transfer-Encoding: binary");
     let (head, body) = msg.split_once("\r\n\r\n").expect("HTTP head");
     let (status_line, header_block) = head.split_once("\r\n").unwrap_or((head, ""));
     let rest = status_line.strip_prefix("HTTP/1.1 ").expect("status line");
     let (code, reason) = rest.split_once(' ').expect("reason");
-    let headers = if header_block.is_empty() {
-        Vec::new()
-    } else {
-        headers_of(header_block)
-    };
-    Part {
-        status: code.parse().unwrap(),
-        reason: reason.to_owned(),
-        headers,
-        body: body.to_owned(),
-    }
+    let headers = if header_block.is_empty() { Vec::new() } else { headers_of(header_block) };
+    Part { status: code.parse().unwrap(), reason: reason.to_owned(), headers, body: body.to_owned() }
 }
 
 /// Parses a change set response into its parts.
@@ -85,10 +70,7 @@ fn parse_changeset_response(content_type: &str, body: &[u8]) -> Vec<Part> {
     let (head, inner) = outer[0].split_once("\r\n\r\n").unwrap();
     let ct = head.strip_prefix("Content-Type: ").unwrap();
     assert!(boundary_of(ct).starts_with("changesetresponse_"));
-    split(&format!("{inner}\r\n"), boundary_of(ct))
-        .into_iter()
-        .map(http_part)
-        .collect()
+    split(&format!("{inner}\r\n"), boundary_of(ct)).into_iter().map(http_part).collect()
 }
 
 #[test]
@@ -113,11 +95,7 @@ fn success_round_trip() {
         ),
         (
             Some("x\r\ny".to_owned()),
-            OpResult {
-                status: 599,
-                headers: vec![],
-                body: b"\r\nline\r\n".to_vec(),
-            },
+            OpResult { status: 599, headers: vec![], body: b"\r\nline\r\n".to_vec() },
         ),
     ];
     let (ct, body) = write_success(&results);
@@ -125,29 +103,19 @@ fn success_round_trip() {
     let parts = parse_changeset_response(&ct, &body);
     assert_eq!(parts.len(), 3);
     assert_eq!((parts[0].status, parts[0].reason.as_str()), (204, "No Content"));
-    assert_eq!(
-        parts[0].headers,
-        h(&[("Content-ID", "1"), ("X-Content-Type-Options", "nosniff"), etag])
-    );
+    assert_eq!(parts[0].headers, h(&[("Content-ID", "1"), ("X-Content-Type-Options", "nosniff"), etag]));
     assert_eq!(parts[0].body, "");
     assert_eq!((parts[1].status, parts[1].reason.as_str()), (201, "Created"));
     assert_eq!(parts[1].body, "{\"a\":\"--x\\n\"}");
     assert_eq!((parts[2].status, parts[2].reason.as_str()), (599, "Unknown"));
-    assert_eq!(
-        parts[2].headers,
-        h(&[("Content-ID", "x  y")]),
-        "CR/LF neutralised"
-    );
+    assert_eq!(parts[2].headers, h(&[("Content-ID", "x  y")]), "CR/LF neutralised");
     assert_eq!(parts[2].body, "\r\nline\r\n");
     // The JS SDK: split on the prefix, drop first and last.
     let text = String::from_utf8(body).unwrap();
     assert_eq!(text.split("--changesetresponse_").count(), 3 + 2);
     // Our own parser reads it back too.
     let again = parse(&ct, text.as_bytes(), &Limits::default());
-    assert!(
-        matches!(again, Err(BatchError::Operation { index: 0, .. })),
-        "status lines are not requests"
-    );
+    assert!(matches!(again, Err(BatchError::Operation { index: 0, .. })), "status lines are not requests");
     // Fresh boundaries each time.
     assert_ne!(write_success(&results).0, ct);
 }
@@ -155,33 +123,20 @@ fn success_round_trip() {
 #[test]
 fn failure_and_query_round_trip() {
     let err = br#"{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-US","value":"1:The specified entity already exists.\nRequestId:r\nTime:t"}}}"#;
-    let result = OpResult {
-        status: 409,
-        headers: h(&[("Content-Type", "application/json")]),
-        body: err.to_vec(),
-    };
+    let result =
+        OpResult { status: 409, headers: h(&[("Content-Type", "application/json")]), body: err.to_vec() };
     let (ct, body) = write_failure(Some("2"), &result);
     let parts = parse_changeset_response(&ct, &body);
     assert_eq!(parts.len(), 1);
     assert_eq!((parts[0].status, parts[0].reason.as_str()), (409, "Conflict"));
     assert_eq!(parts[0].headers[0], ("Content-ID".to_owned(), "2".to_owned()));
     assert_eq!(parts[0].body.as_bytes(), err);
-    let (_, body) = write_failure(
-        None,
-        &OpResult {
-            status: 413,
-            ..OpResult::default()
-        },
-    );
+    let (_, body) = write_failure(None, &OpResult { status: 413, ..OpResult::default() });
     assert!(String::from_utf8(body)
         .unwrap()
         .contains("\r\nHTTP/1.1 413 Request Entity Too Large\r\n\r\n\r\n"));
 
-    let q = OpResult {
-        status: 200,
-        headers: h(&[("Content-ID", "0")]),
-        body: b"{}".to_vec(),
-    };
+    let q = OpResult { status: 200, headers: h(&[("Content-ID", "0")]), body: b"{}".to_vec() };
     let (ct, body) = write_query(&q);
     let text = std::str::from_utf8(&body).unwrap();
     let parts = split(text, boundary_of(&ct));
@@ -199,13 +154,8 @@ fn failure_and_query_round_trip() {
 
 #[test]
 fn reason_phrases() {
-    let cases = [
-        (200, "OK"),
-        (201, "Created"),
-        (204, "No Content"),
-        (400, "Bad Request"),
-        (404, "Not Found"),
-    ];
+    let cases =
+        [(200, "OK"), (201, "Created"), (204, "No Content"), (400, "Bad Request"), (404, "Not Found")];
     for (s, r) in cases.into_iter().chain([
         (409, "Conflict"),
         (412, "Precondition Failed"),

@@ -18,20 +18,12 @@ pub struct ApiError {
 impl ApiError {
     /// An error with the code's default message.
     pub fn new(code: ErrorCode) -> Self {
-        ApiError {
-            code,
-            message: Cow::Borrowed(code.default_message()),
-            auth_detail: None,
-        }
+        ApiError { code, message: Cow::Borrowed(code.default_message()), auth_detail: None }
     }
 
     /// An error with a specific message.
     pub fn with_message(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
-        ApiError {
-            code,
-            message: message.into(),
-            auth_detail: None,
-        }
+        ApiError { code, message: message.into(), auth_detail: None }
     }
 
     /// Returns the HTTP status for this error.

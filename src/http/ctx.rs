@@ -33,20 +33,12 @@ pub fn check_version(headers: &HeaderMap, skip_check: bool) -> Result<String, Ap
     let Some(v) = headers.get("x-ms-version") else {
         return Ok(LATEST_VERSION.to_owned());
     };
-    let v = v
-        .to_str()
-        .map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
+    let v = v.to_str().map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
     if skip_check {
         return Ok(v.to_owned());
     }
     let well_formed = v.len() == 10
-        && v.bytes().enumerate().all(|(i, b)| {
-            if i == 4 || i == 7 {
-                b == b'-'
-            } else {
-                b.is_ascii_digit()
-            }
-        });
+        && v.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
     if !well_formed || v < OLDEST_VERSION {
         return Err(ApiError::with_message(
             ErrorCode::InvalidHeaderValue,
@@ -106,18 +98,12 @@ mod tests {
     #[test]
     fn version_check() {
         assert_eq!(check_version(&HeaderMap::new(), false).unwrap(), LATEST_VERSION);
-        assert_eq!(
-            check_version(&with_version("2019-02-02"), false).unwrap(),
-            "2019-02-02"
-        );
+        assert_eq!(check_version(&with_version("2019-02-02"), false).unwrap(), "2019-02-02");
         let e = check_version(&with_version("2099-01-01"), false).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidHeaderValue);
         assert!(check_version(&with_version("garbage"), false).is_err());
         assert!(check_version(&with_version("2001-01-01"), false).is_err());
-        assert_eq!(
-            check_version(&with_version("2099-01-01"), true).unwrap(),
-            "2099-01-01"
-        );
+        assert_eq!(check_version(&with_version("2099-01-01"), true).unwrap(), "2099-01-01");
     }
 
     #[test]

@@ -76,9 +76,7 @@ async fn handle(
     ctx.version = ctx::check_version(&parts.headers, state.options.skip_api_version_check)?;
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, &parts, raw_path)?;
-    let host = ctx::header(&parts.headers, "host")
-        .unwrap_or("127.0.0.1")
-        .to_owned();
+    let host = ctx::header(&parts.headers, "host").unwrap_or("127.0.0.1").to_owned();
     let (account, secondary) = match account_ref.url_name.strip_suffix("-secondary") {
         Some(a) => (a.to_owned(), true),
         None => (account_ref.url_name.clone(), false),
@@ -102,10 +100,7 @@ async fn handle(
     if endpoint != Endpoint::Preflight {
         let account = state.accounts.get(&ctx.account).ok_or_else(|| {
             let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
-            e.auth_detail = Some(format!(
-                "The account '{}' does not exist on this server.",
-                ctx.account
-            ));
+            e.auth_detail = Some(format!("The account '{}' does not exist on this server.", ctx.account));
             e
         })?;
         let auth_req = AuthRequest {
@@ -123,14 +118,8 @@ async fn handle(
         }
     }
 
-    let body = to_bytes(body, MAX_BODY)
-        .await
-        .map_err(|_| ApiError::new(ErrorCode::RequestBodyTooLarge))?;
-    let req = Req {
-        headers: parts.headers,
-        query,
-        body,
-    };
+    let body = to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::new(ErrorCode::RequestBodyTooLarge))?;
+    let req = Req { headers: parts.headers, query, body };
     handlers::handle(state, ctx, endpoint, &req)
 }
 
@@ -144,10 +133,7 @@ fn resolve_account(state: &AppState, parts: &Parts, raw_path: &str) -> Result<Ac
         if let Some((label, _)) = hostname.split_once('.') {
             let name = label.strip_suffix("-secondary").unwrap_or(label);
             if hostname.parse::<std::net::IpAddr>().is_err() && state.accounts.get(name).is_some() {
-                return Ok(AccountRef {
-                    url_name: label.to_owned(),
-                    path_prefix: None,
-                });
+                return Ok(AccountRef { url_name: label.to_owned(), path_prefix: None });
             }
         }
     }

@@ -59,12 +59,7 @@ impl QueryParams {
         if s.is_empty() || s == "*" {
             return None;
         }
-        Some(
-            s.split(',')
-                .map(|p| p.trim().to_owned())
-                .filter(|p| !p.is_empty())
-                .collect(),
-        )
+        Some(s.split(',').map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect())
     }
 }
 

@@ -24,9 +24,7 @@ fn signed(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> htt
     let uri: http::Uri = format!("/devstoreaccount1{path}").parse().unwrap();
     let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
-    let comp = uri
-        .query()
-        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("comp=")));
+    let comp = uri.query().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("comp=")));
     let comp = comp.map(|c| format!("?comp={c}")).unwrap_or_default();
     mac.update(format!("{date}\n/devstoreaccount1{}{comp}", uri.path()).as_bytes());
     let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
@@ -47,11 +45,8 @@ async fn call(app: &axum::Router, req: http::Request<Body>) -> (u16, http::Heade
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let bytes = to_bytes(resp.into_body(), usize::MAX).await.unwrap();
-    let json = if bytes.is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap()
-    };
+    let json =
+        if bytes.is_empty() { serde_json::Value::Null } else { serde_json::from_slice(&bytes).unwrap() };
     (status, headers, json)
 }
 
@@ -70,18 +65,13 @@ async fn error_body_shape_and_common_headers() {
     assert_eq!(h["x-ms-client-request-id"], "abc-123");
     assert_eq!(h["x-ms-error-code"], "TableNotFound");
     assert!(h.contains_key("date"));
-    assert!(h["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("application/json"));
+    assert!(h["content-type"].to_str().unwrap().starts_with("application/json"));
 }
 
 #[tokio::test]
 async fn unauthenticated_requests_are_refused_but_preflight_is_anonymous() {
     let app = app();
-    let req = http::Request::get("/devstoreaccount1/Tables")
-        .body(Body::empty())
-        .unwrap();
+    let req = http::Request::get("/devstoreaccount1/Tables").body(Body::empty()).unwrap();
     let (status, _, body) = call(&app, req).await;
     assert_eq!(status, 401);
     assert_eq!(body["odata.error"]["code"], "NoAuthenticationInformation");
@@ -129,11 +119,8 @@ async fn unsupported_operations_say_not_implemented() {
 #[tokio::test]
 async fn batch_with_bad_content_type_is_refused_before_anything_runs() {
     let app = app();
-    let (s, _, body) = call(
-        &app,
-        signed("POST", "/$batch", &[("content-type", "application/json")], "{}"),
-    )
-    .await;
+    let (s, _, body) =
+        call(&app, signed("POST", "/$batch", &[("content-type", "application/json")], "{}")).await;
     assert_eq!(s, 400, "{body}");
     assert_eq!(body["odata.error"]["code"], "InvalidInput");
 }

@@ -102,9 +102,6 @@ mod tests {
         assert!(validate_property_name("a-b").is_err());
         assert!(validate_property_name("1a").is_err());
         assert!(validate_property_name("").is_err());
-        assert_eq!(
-            validate_property_name(&"a".repeat(256)),
-            Err(NameError::PropertyNameTooLong)
-        );
+        assert_eq!(validate_property_name(&"a".repeat(256)), Err(NameError::PropertyNameTooLong));
     }
 }

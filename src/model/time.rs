@@ -93,25 +93,14 @@ impl Ticks {
         let days = secs.div_euclid(86_400);
         let sod = secs.rem_euclid(86_400);
         let date = NaiveDate::from_num_days_from_ce_opt((days + 1) as i32).unwrap_or(NaiveDate::MIN); // ok: ticks are range-checked on every way in
-        (
-            date,
-            (sod / 3600) as u32,
-            ((sod / 60) % 60) as u32,
-            (sod % 60) as u32,
-            frac,
-        )
+        (date, (sod / 3600) as u32, ((sod / 60) % 60) as u32, (sod % 60) as u32, frac)
     }
 
     /// Formats with exactly seven fractional digits: `2013-08-22T00:20:16.3134645Z`
     /// (used for Timestamp and ETags).
     pub fn to_rfc3339_7(self) -> String {
         let (d, h, m, s, f) = self.parts();
-        format!(
-            "{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}.{f:07}Z",
-            d.year(),
-            d.month(),
-            d.day()
-        )
+        format!("{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}.{f:07}Z", d.year(), d.month(), d.day())
     }
 
     /// Formats with trailing zero fractional digits trimmed (none at all for whole
@@ -119,12 +108,7 @@ impl Ticks {
     /// property values, so what a client sent comes back as it was sent).
     pub fn to_rfc3339_trimmed(self) -> String {
         let (d, h, m, s, f) = self.parts();
-        let mut out = format!(
-            "{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}",
-            d.year(),
-            d.month(),
-            d.day()
-        );
+        let mut out = format!("{:04}-{:02}-{:02}T{h:02}:{m:02}:{s:02}", d.year(), d.month(), d.day());
         if f != 0 {
             let digits = format!("{f:07}");
             out.push('.');
@@ -167,10 +151,7 @@ impl MonotonicClock {
         let mut prev = self.last.load(Ordering::Relaxed);
         loop {
             let next = wall.max(prev + 1);
-            match self
-                .last
-                .compare_exchange_weak(prev, next, Ordering::AcqRel, Ordering::Relaxed)
-            {
+            match self.last.compare_exchange_weak(prev, next, Ordering::AcqRel, Ordering::Relaxed) {
                 Ok(_) => return Ticks(next),
                 Err(p) => prev = p,
             }
@@ -211,20 +192,14 @@ mod tests {
 
     #[test]
     fn offsets_and_range() {
-        assert_eq!(
-            Ticks::parse("2020-01-01T02:00:00+02:00"),
-            Ticks::parse("2020-01-01T00:00:00Z")
-        );
+        assert_eq!(Ticks::parse("2020-01-01T02:00:00+02:00"), Ticks::parse("2020-01-01T00:00:00Z"));
         assert!(Ticks::parse("1601-01-01T00:00:00Z").is_some());
         assert!(Ticks::parse("1600-12-31T23:59:59Z").is_none());
         assert!(Ticks::parse("9999-12-31T23:59:59.9999999Z").is_some());
         assert!(Ticks::parse("2020-13-01T00:00:00Z").is_none());
         assert!(Ticks::parse("2020-01-01T00:00:00.12345678Z").is_none());
         assert!(Ticks::parse("not a date").is_none());
-        assert_eq!(
-            Ticks::parse("2020-01-01T00:00Z"),
-            Ticks::parse("2020-01-01T00:00:00Z")
-        );
+        assert_eq!(Ticks::parse("2020-01-01T00:00Z"), Ticks::parse("2020-01-01T00:00:00Z"));
     }
 
     #[test]

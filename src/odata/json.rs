@@ -120,10 +120,7 @@ pub fn parse_table_name(body: &[u8]) -> Result<String, ApiError> {
         }
     }
     name.ok_or_else(|| {
-        ApiError::with_message(
-            ErrorCode::PropertiesNeedValue,
-            "The TableName property is required.",
-        )
+        ApiError::with_message(ErrorCode::PropertiesNeedValue, "The TableName property is required.")
     })
 }
 
@@ -147,19 +144,13 @@ pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
     for (k, v) in &members {
         if let Some(target) = k.strip_suffix(ODATA_TYPE) {
             if !seen.contains(target) {
-                return Err(invalid(format!(
-                    "The type annotation '{k}' has no matching property value."
-                )));
+                return Err(invalid(format!("The type annotation '{k}' has no matching property value.")));
             }
             annotations.insert(target, v);
         }
     }
 
-    let mut out = ParsedEntity {
-        partition_key: None,
-        row_key: None,
-        properties: Vec::new(),
-    };
+    let mut out = ParsedEntity { partition_key: None, row_key: None, properties: Vec::new() };
     for (name, value) in &members {
         if name.ends_with(ODATA_TYPE) || name.starts_with("odata.") || name == "Timestamp" {
             continue;
@@ -208,32 +199,23 @@ pub fn entity_data_size(partition_key: &str, row_key: &str, properties: &[(Strin
     utf16(partition_key)
         + utf16(row_key)
         + 8
-        + properties
-            .iter()
-            .map(|(n, v)| utf16(n) + v.stored_size())
-            .sum::<usize>()
+        + properties.iter().map(|(n, v)| utf16(n) + v.stored_size()).sum::<usize>()
 }
 
 /// Reads the value of an `X@odata.type` annotation.
 fn annotation_type(name: &str, annotation: &Value) -> Result<EdmType, ApiError> {
     match annotation {
         Value::String(t) => EdmType::parse(t).ok_or_else(|| {
-            invalid(format!(
-                "The type '{t}' of property '{name}' is not a supported Edm type."
-            ))
+            invalid(format!("The type '{t}' of property '{name}' is not a supported Edm type."))
         }),
-        _ => Err(invalid(format!(
-            "The type annotation of property '{name}' must be a string."
-        ))),
+        _ => Err(invalid(format!("The type annotation of property '{name}' must be a string."))),
     }
 }
 
 /// Reads PartitionKey or RowKey: a string (null = absent).
 fn key_value(name: &str, value: &Value, declared: Option<EdmType>) -> Result<Option<String>, ApiError> {
     if declared.is_some_and(|t| t != EdmType::String) {
-        return Err(invalid(format!(
-            "The {name} property must be of type Edm.String."
-        )));
+        return Err(invalid(format!("The {name} property must be of type Edm.String.")));
     }
     match value {
         Value::Null => Ok(None),
@@ -243,10 +225,7 @@ fn key_value(name: &str, value: &Value, declared: Option<EdmType>) -> Result<Opt
 }
 
 fn wrong(name: &str, t: EdmType) -> ApiError {
-    invalid(format!(
-        "The value of property '{name}' is not a valid {}.",
-        t.as_str()
-    ))
+    invalid(format!("The value of property '{name}' is not a valid {}.", t.as_str()))
 }
 
 /// Converts one non-null JSON value to its Edm value, by annotation or inference.
@@ -257,10 +236,7 @@ fn typed_value(name: &str, value: &Value, declared: Option<EdmType>) -> Result<E
             Value::Bool(b) => Ok(EdmValue::Boolean(*b)),
             Value::Number(n) => match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
                 Some(i) => Ok(EdmValue::Int32(i)),
-                None => n
-                    .as_f64()
-                    .map(EdmValue::Double)
-                    .ok_or_else(|| wrong(name, EdmType::Double)),
+                None => n.as_f64().map(EdmValue::Double).ok_or_else(|| wrong(name, EdmType::Double)),
             },
             _ => Err(invalid(format!(
                 "The value of property '{name}' is not a supported type: arrays and objects are not allowed."

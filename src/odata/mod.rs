@@ -61,10 +61,7 @@ fn classify(range: &str) -> Kind {
             let mut level = Metadata::Minimal;
             for p in parts {
                 let Some((k, v)) = p.split_once('=') else { continue };
-                let (k, v) = (
-                    k.trim().to_ascii_lowercase(),
-                    v.trim().trim_matches('"').to_ascii_lowercase(),
-                );
+                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().trim_matches('"').to_ascii_lowercase());
                 level = match (k.as_str(), v.as_str()) {
                     ("odata", "nometadata") | ("odata.metadata", "none") => Metadata::None,
                     ("odata", "minimalmetadata") | ("odata.metadata", "minimal") => Metadata::Minimal,
@@ -84,10 +81,7 @@ fn quality(range: &str) -> u16 {
     for p in range.split(';').skip(1) {
         if let Some((k, v)) = p.split_once('=') {
             if k.trim().eq_ignore_ascii_case("q") {
-                return v
-                    .trim()
-                    .parse::<f32>()
-                    .map_or(1000, |q| (q.clamp(0.0, 1.0) * 1000.0).round() as u16);
+                return v.trim().parse::<f32>().map_or(1000, |q| (q.clamp(0.0, 1.0) * 1000.0).round() as u16);
             }
         }
     }
@@ -135,11 +129,8 @@ pub fn negotiate(accept: Option<&str>, format_param: Option<&str>) -> Result<Met
     if offered.is_empty() {
         return Ok(Metadata::Minimal);
     }
-    let mut ranges: Vec<(u16, Kind)> = offered
-        .iter()
-        .map(|r| (quality(r), classify(r)))
-        .filter(|(q, _)| *q > 0)
-        .collect();
+    let mut ranges: Vec<(u16, Kind)> =
+        offered.iter().map(|r| (quality(r), classify(r))).filter(|(q, _)| *q > 0).collect();
     ranges.sort_by_key(|r| std::cmp::Reverse(r.0)); // stable: ties keep the order sent
     if let Some(md) = ranges.iter().find_map(|(_, k)| match k {
         Kind::Json(md) => Some(*md),
@@ -148,9 +139,5 @@ pub fn negotiate(accept: Option<&str>, format_param: Option<&str>) -> Result<Met
         return Ok(md);
     }
     let atom_offered = ranges.iter().any(|(_, k)| *k == Kind::Atom);
-    Err(refuse(if atom_offered {
-        Kind::Atom
-    } else {
-        Kind::Unsupported
-    }))
+    Err(refuse(if atom_offered { Kind::Atom } else { Kind::Unsupported }))
 }

@@ -12,15 +12,8 @@ fn edm_value() -> impl Strategy<Value = EdmValue> {
         any::<i32>().prop_map(EdmValue::Int32),
         any::<i64>().prop_map(EdmValue::Int64),
         any::<f64>().prop_map(EdmValue::Double),
-        prop_oneof![
-            Just(0.0),
-            Just(-0.0),
-            Just(1.0),
-            Just(1e16),
-            Just(f64::NAN),
-            Just(f64::INFINITY)
-        ]
-        .prop_map(EdmValue::Double),
+        prop_oneof![Just(0.0), Just(-0.0), Just(1.0), Just(1e16), Just(f64::NAN), Just(f64::INFINITY)]
+            .prop_map(EdmValue::Double),
         (-1.0e7f64..1.0e7).prop_map(|d| EdmValue::Double(d.trunc())),
         any::<bool>().prop_map(EdmValue::Boolean),
         (MIN_EDM_DATETIME.0..=MAX_EDM_DATETIME.0).prop_map(|t| EdmValue::DateTime(Ticks(t))),
@@ -31,27 +24,15 @@ fn edm_value() -> impl Strategy<Value = EdmValue> {
 
 fn entity() -> impl Strategy<Value = Entity> {
     let props = proptest::collection::vec(("[A-Za-z_][A-Za-z0-9_]{0,12}", edm_value()), 0..12);
-    (
-        ".{0,20}",
-        ".{0,20}",
-        MIN_EDM_DATETIME.0..=MAX_EDM_DATETIME.0,
-        props,
-    )
-        .prop_map(|(pk, rk, ts, props)| {
-            let mut e = Entity {
-                partition_key: pk,
-                row_key: rk,
-                timestamp: Ticks(ts),
-                properties: Vec::new(),
-            };
-            for (name, v) in props {
-                if !matches!(name.as_str(), "PartitionKey" | "RowKey" | "Timestamp") && e.get(&name).is_none()
-                {
-                    e.properties.push((name, v));
-                }
+    (".{0,20}", ".{0,20}", MIN_EDM_DATETIME.0..=MAX_EDM_DATETIME.0, props).prop_map(|(pk, rk, ts, props)| {
+        let mut e = Entity { partition_key: pk, row_key: rk, timestamp: Ticks(ts), properties: Vec::new() };
+        for (name, v) in props {
+            if !matches!(name.as_str(), "PartitionKey" | "RowKey" | "Timestamp") && e.get(&name).is_none() {
+                e.properties.push((name, v));
             }
-            e
-        })
+        }
+        e
+    })
 }
 
 /// Equality that treats NaN as equal to NaN and tells -0.0 from 0.0.
@@ -66,10 +47,8 @@ fn same(a: &[(String, EdmValue)], b: &[(String, EdmValue)]) -> bool {
         })
 }
 
-const URLS: Urls<'static> = Urls {
-    base: "http://127.0.0.1:10002/devstoreaccount1",
-    account: "devstoreaccount1",
-};
+const URLS: Urls<'static> =
+    Urls { base: "http://127.0.0.1:10002/devstoreaccount1", account: "devstoreaccount1" };
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]

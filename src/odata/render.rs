@@ -46,22 +46,14 @@ impl Urls<'_> {
 }
 
 /// Characters left as they are in key literals: RFC 3986 unreserved.
-const KEY_ENCODE: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
+const KEY_ENCODE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// `table(PartitionKey='pk',RowKey='rk')` with `'` doubled and then every character
 /// except RFC 3986 unreserved ones percent-encoded: the `odata.editLink` form, and (after
 /// `{base}/`) `odata.id` and the `Location` header.
 pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
     let enc = |s: &str| utf8_percent_encode(&s.replace('\'', "''"), KEY_ENCODE).to_string();
-    format!(
-        "{table}(PartitionKey='{}',RowKey='{}')",
-        enc(partition_key),
-        enc(row_key)
-    )
+    format!("{table}(PartitionKey='{}',RowKey='{}')", enc(partition_key), enc(row_key))
 }
 
 /// Cleans a `$select` list: names trimmed, empties and repeats dropped. `None` (no
@@ -112,10 +104,7 @@ fn push_property(m: &mut Map<String, Value>, name: &str, v: &EdmValue, md: Metad
         EdmValue::Binary(b) => (Value::String(STANDARD.encode(b)), true),
     };
     if annotate && md != Metadata::None {
-        m.insert(
-            format!("{name}{ODATA_TYPE}"),
-            Value::String(v.edm_type().as_str().into()),
-        );
+        m.insert(format!("{name}{ODATA_TYPE}"), Value::String(v.edm_type().as_str().into()));
     }
     m.insert(name.to_owned(), json);
 }
@@ -162,10 +151,7 @@ fn entity_object(
             }
         }
         Some(p) => {
-            for name in p
-                .iter()
-                .filter(|n| !matches!(**n, "PartitionKey" | "RowKey" | "Timestamp"))
-            {
+            for name in p.iter().filter(|n| !matches!(**n, "PartitionKey" | "RowKey" | "Timestamp")) {
                 match e.get(name) {
                     Some(v) => push_property(&mut m, name, v, md),
                     None if validate_property_name(name).is_ok() => {
@@ -202,10 +188,7 @@ pub fn entity_response(
     let mut m = Map::new();
     if md != Metadata::None {
         let fragment = format!("{table}/@Element");
-        m.insert(
-            "odata.metadata".into(),
-            metadata_url(urls, &fragment, p.as_deref()).into(),
-        );
+        m.insert("odata.metadata".into(), metadata_url(urls, &fragment, p.as_deref()).into());
     }
     m.extend(body);
     to_bytes(&Value::Object(m))
@@ -223,14 +206,9 @@ pub fn entity_feed(
     let p = projection(select);
     let mut m = Map::new();
     if md != Metadata::None {
-        m.insert(
-            "odata.metadata".into(),
-            metadata_url(urls, table, p.as_deref()).into(),
-        );
+        m.insert("odata.metadata".into(), metadata_url(urls, table, p.as_deref()).into());
     }
-    let value = entities
-        .iter()
-        .map(|e| Value::Object(entity_object(e, table, md, p.as_deref(), urls)));
+    let value = entities.iter().map(|e| Value::Object(entity_object(e, table, md, p.as_deref(), urls)));
     m.insert("value".into(), Value::Array(value.collect()));
     to_bytes(&Value::Object(m))
 }
@@ -255,10 +233,7 @@ fn table_object(name: &str, md: Metadata, urls: &Urls<'_>) -> Map<String, Value>
 pub fn table_response(name: &str, md: Metadata, urls: &Urls<'_>) -> Vec<u8> {
     let mut m = Map::new();
     if md != Metadata::None {
-        m.insert(
-            "odata.metadata".into(),
-            metadata_url(urls, "Tables/@Element", None).into(),
-        );
+        m.insert("odata.metadata".into(), metadata_url(urls, "Tables/@Element", None).into());
     }
     m.extend(table_object(name, md, urls));
     to_bytes(&Value::Object(m))

@@ -8,10 +8,7 @@ const BASE: &str = "http://127.0.0.1:10002/devstoreaccount1";
 const ETAG_JSON: &str = r#""W/\"datetime'2021-09-20T22%3A00%3A47.5097433Z'\"""#;
 
 fn urls() -> Urls<'static> {
-    Urls {
-        base: BASE,
-        account: "devstoreaccount1",
-    }
+    Urls { base: BASE, account: "devstoreaccount1" }
 }
 
 fn guid() -> [u8; 16] {
@@ -32,10 +29,7 @@ fn all_types() -> Entity {
         ("age", EdmValue::Int32(39)),
         ("big", EdmValue::Int64(1_234_567_890_123)),
         ("ratio", EdmValue::Double(3.0)),
-        (
-            "when",
-            EdmValue::DateTime(Ticks::parse("1973-10-04T00:00:00Z").unwrap()),
-        ),
+        ("when", EdmValue::DateTime(Ticks::parse("1973-10-04T00:00:00Z").unwrap())),
         ("id", EdmValue::Guid(guid())),
         ("bin", EdmValue::Binary(b"binary".to_vec())),
         ("ok", EdmValue::Boolean(true)),
@@ -49,13 +43,7 @@ fn text(b: Vec<u8>) -> String {
 
 #[test]
 fn golden_entity_minimal() {
-    let got = text(entity_response(
-        &all_types(),
-        "t",
-        Metadata::Minimal,
-        None,
-        &urls(),
-    ));
+    let got = text(entity_response(&all_types(), "t", Metadata::Minimal, None, &urls()));
     let want = format!(
         r#"{{"odata.metadata":"{BASE}/$metadata#t/@Element","odata.etag":{ETAG_JSON},"PartitionKey":"pk","RowKey":"rk","Timestamp":"2021-09-20T22:00:47.5097433Z","age":39,"big@odata.type":"Edm.Int64","big":"1234567890123","ratio":3.0,"when@odata.type":"Edm.DateTime","when":"1973-10-04T00:00:00Z","id@odata.type":"Edm.Guid","id":"c9da6455-213d-42c9-9a79-3e9149a57833","bin@odata.type":"Edm.Binary","bin":"YmluYXJ5","ok":true,"s":"x"}}"#
     );
@@ -86,10 +74,7 @@ fn golden_feeds() {
     let item = format!(
         r#"{{"odata.etag":{ETAG_JSON},"PartitionKey":"pk","RowKey":"rk","Timestamp":"2021-09-20T22:00:47.5097433Z","n":1}}"#
     );
-    assert_eq!(
-        got,
-        format!(r#"{{"odata.metadata":"{BASE}/$metadata#t","value":[{item},{item}]}}"#)
-    );
+    assert_eq!(got, format!(r#"{{"odata.metadata":"{BASE}/$metadata#t","value":[{item},{item}]}}"#));
     let got = text(entity_feed(&[], "t", Metadata::None, None, &urls()));
     assert_eq!(got, r#"{"value":[]}"#);
     let got = text(entity_feed(&two[..1], "t", Metadata::Full, None, &urls()));
@@ -110,13 +95,7 @@ fn doubles_render_with_a_decimal_point_and_specials_as_strings() {
         ("g", EdmValue::Double(f64::NEG_INFINITY)),
         ("h", EdmValue::Double(6_824_053_932_181.0)),
     ]);
-    let got = text(entity_response(
-        &e,
-        "t",
-        Metadata::Minimal,
-        Some(&["a".into(), "b".into()]),
-        &urls(),
-    ));
+    let got = text(entity_response(&e, "t", Metadata::Minimal, Some(&["a".into(), "b".into()]), &urls()));
     assert!(got.contains("&$select=a,b"), "{got}");
     let got = text(entity_response(&e, "t", Metadata::None, None, &urls()));
     assert!(
@@ -135,13 +114,7 @@ fn select_projection() {
         ("sex", EdmValue::String("m".into())),
     ]);
     let sel: Vec<String> = vec!["sex".into(), " age".into(), "missing".into(), "age".into()];
-    let got = text(entity_feed(
-        std::slice::from_ref(&e),
-        "t",
-        Metadata::Minimal,
-        Some(&sel),
-        &urls(),
-    ));
+    let got = text(entity_feed(std::slice::from_ref(&e), "t", Metadata::Minimal, Some(&sel), &urls()));
     let want = format!(
         r#"{{"odata.metadata":"{BASE}/$metadata#t&$select=sex,age,missing","value":[{{"odata.etag":{ETAG_JSON},"sex":"m","age":39,"missing":null}}]}}"#
     );
@@ -155,25 +128,10 @@ fn select_projection() {
         "{got}"
     );
     assert!(got.ends_with(r#""odata.editLink":"t(PartitionKey='pk',RowKey='rk')","RowKey":"rk","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2021-09-20T22:00:47.5097433Z","big@odata.type":"Edm.Int64","big":"5"}"#), "{got}");
-    let got = text(entity_response(
-        &e,
-        "t",
-        Metadata::None,
-        Some(&["PartitionKey".into()]),
-        &urls(),
-    ));
+    let got = text(entity_response(&e, "t", Metadata::None, Some(&["PartitionKey".into()]), &urls()));
     assert_eq!(got, r#"{"PartitionKey":"pk"}"#);
-    let star = text(entity_response(
-        &e,
-        "t",
-        Metadata::None,
-        Some(&["*".into()]),
-        &urls(),
-    ));
-    assert_eq!(
-        star,
-        text(entity_response(&e, "t", Metadata::None, None, &urls()))
-    );
+    let star = text(entity_response(&e, "t", Metadata::None, Some(&["*".into()]), &urls()));
+    assert_eq!(star, text(entity_response(&e, "t", Metadata::None, None, &urls())));
     let empty = text(entity_response(&e, "t", Metadata::None, Some(&[]), &urls()));
     assert_eq!(empty, star);
     let odd = text(entity_response(
@@ -188,14 +146,8 @@ fn select_projection() {
 
 #[test]
 fn key_escaping_in_links() {
-    assert_eq!(
-        entity_path("t", "o'clock", "a b/c%"),
-        "t(PartitionKey='o%27%27clock',RowKey='a%20b%2Fc%25')"
-    );
-    assert_eq!(
-        entity_path("t", "", "é-._~"),
-        "t(PartitionKey='',RowKey='%C3%A9-._~')"
-    );
+    assert_eq!(entity_path("t", "o'clock", "a b/c%"), "t(PartitionKey='o%27%27clock',RowKey='a%20b%2Fc%25')");
+    assert_eq!(entity_path("t", "", "é-._~"), "t(PartitionKey='',RowKey='%C3%A9-._~')");
     let mut e = entity(vec![]);
     e.partition_key = "it's".into();
     let got = text(entity_response(
@@ -203,19 +155,10 @@ fn key_escaping_in_links() {
         "t",
         Metadata::Full,
         None,
-        &Urls {
-            base: "http://h/acct/",
-            account: "acct",
-        },
+        &Urls { base: "http://h/acct/", account: "acct" },
     ));
-    assert!(
-        got.contains(r#""odata.id":"http://h/acct/t(PartitionKey='it%27%27s',RowKey='rk')""#),
-        "{got}"
-    );
-    assert!(
-        got.contains(r#""odata.editLink":"t(PartitionKey='it%27%27s',RowKey='rk')""#),
-        "{got}"
-    );
+    assert!(got.contains(r#""odata.id":"http://h/acct/t(PartitionKey='it%27%27s',RowKey='rk')""#), "{got}");
+    assert!(got.contains(r#""odata.editLink":"t(PartitionKey='it%27%27s',RowKey='rk')""#), "{got}");
     assert!(got.contains(r#""PartitionKey":"it's""#));
 }
 
@@ -232,10 +175,7 @@ fn golden_tables() {
             r#"{{"odata.metadata":"{BASE}/$metadata#Tables/@Element","odata.type":"devstoreaccount1.Tables","odata.id":"{BASE}/Tables('mytable')","odata.editLink":"Tables('mytable')","TableName":"mytable"}}"#
         )
     );
-    assert_eq!(
-        text(table_response("mytable", Metadata::None, &u)),
-        r#"{"TableName":"mytable"}"#
-    );
+    assert_eq!(text(table_response("mytable", Metadata::None, &u)), r#"{"TableName":"mytable"}"#);
     let names = vec!["a1b".to_owned(), "c2d".to_owned()];
     assert_eq!(
         text(table_feed(&names, Metadata::Minimal, &u)),

@@ -30,49 +30,25 @@ fn negotiation_levels() {
     let n = |a: Option<&str>, f: Option<&str>| negotiate(a, f);
     assert_eq!(n(None, None), Ok(Metadata::Minimal));
     assert_eq!(n(Some(""), None), Ok(Metadata::Minimal));
-    assert_eq!(
-        n(Some("application/json;odata=nometadata"), None),
-        Ok(Metadata::None)
-    );
-    assert_eq!(
-        n(Some("application/json;odata=minimalmetadata"), None),
-        Ok(Metadata::Minimal)
-    );
-    assert_eq!(
-        n(Some("application/json;odata=fullmetadata"), None),
-        Ok(Metadata::Full)
-    );
+    assert_eq!(n(Some("application/json;odata=nometadata"), None), Ok(Metadata::None));
+    assert_eq!(n(Some("application/json;odata=minimalmetadata"), None), Ok(Metadata::Minimal));
+    assert_eq!(n(Some("application/json;odata=fullmetadata"), None), Ok(Metadata::Full));
     assert_eq!(n(Some("application/json"), None), Ok(Metadata::Minimal));
     assert_eq!(n(Some("*/*"), None), Ok(Metadata::Minimal));
     assert_eq!(n(Some("application/*"), None), Ok(Metadata::Minimal));
+    assert_eq!(n(Some("Application/JSON; ODATA=FullMetadata"), None), Ok(Metadata::Full));
     assert_eq!(
-        n(Some("Application/JSON; ODATA=FullMetadata"), None),
+        n(Some("application/json;odata=fullmetadata;streaming=true;charset=utf-8"), None),
         Ok(Metadata::Full)
     );
-    assert_eq!(
-        n(
-            Some("application/json;odata=fullmetadata;streaming=true;charset=utf-8"),
-            None
-        ),
-        Ok(Metadata::Full)
-    );
-    assert_eq!(
-        n(Some("application/json;odata.metadata=none"), None),
-        Ok(Metadata::None)
-    );
+    assert_eq!(n(Some("application/json;odata.metadata=none"), None), Ok(Metadata::None));
 }
 
 #[test]
 fn negotiation_lists_and_q_values() {
     let n = |a: &str| negotiate(Some(a), None);
-    assert_eq!(
-        n("application/atom+xml, application/json;odata=nometadata"),
-        Ok(Metadata::None)
-    );
-    assert_eq!(
-        n("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
-        Ok(Metadata::Minimal)
-    );
+    assert_eq!(n("application/atom+xml, application/json;odata=nometadata"), Ok(Metadata::None));
+    assert_eq!(n("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"), Ok(Metadata::Minimal));
     assert_eq!(
         n("application/json;odata=nometadata;q=0.5, application/json;odata=fullmetadata"),
         Ok(Metadata::Full)
@@ -81,31 +57,20 @@ fn negotiation_lists_and_q_values() {
         n("application/json;odata=nometadata, application/json;odata=fullmetadata"),
         Ok(Metadata::None)
     );
-    assert_eq!(
-        n("application/json;odata=fullmetadata;q=0, */*"),
-        Ok(Metadata::Minimal)
-    );
+    assert_eq!(n("application/json;odata=fullmetadata;q=0, */*"), Ok(Metadata::Minimal));
 }
 
 #[test]
 fn negotiation_refusals() {
     let err = |a: Option<&str>, f: Option<&str>| negotiate(a, f).unwrap_err();
-    for atom in [
-        "application/atom+xml",
-        "application/xml",
-        "application/atom+xml, text/plain",
-    ] {
+    for atom in ["application/atom+xml", "application/xml", "application/atom+xml, text/plain"] {
         let e = err(Some(atom), None);
         assert_eq!(e.code, ErrorCode::AtomFormatNotSupported, "{atom}");
         assert_eq!(e.status(), 415);
     }
     let e = err(Some("application/json;q=0, application/atom+xml"), None);
     assert_eq!(e.code, ErrorCode::AtomFormatNotSupported);
-    for other in [
-        "text/html",
-        "application/json;odata=verbose",
-        "image/png, text/plain",
-    ] {
+    for other in ["text/html", "application/json;odata=verbose", "image/png, text/plain"] {
         let e = err(Some(other), None);
         assert_eq!(e.code, ErrorCode::MediaTypeNotSupported, "{other}");
         assert_eq!(e.status(), 415);
@@ -115,34 +80,16 @@ fn negotiation_refusals() {
 #[test]
 fn negotiation_format_param_wins() {
     let atom = Some("application/atom+xml");
-    assert_eq!(
-        negotiate(atom, Some("application/json;odata=fullmetadata")),
-        Ok(Metadata::Full)
-    );
+    assert_eq!(negotiate(atom, Some("application/json;odata=fullmetadata")), Ok(Metadata::Full));
     assert_eq!(negotiate(atom, Some("json")), Ok(Metadata::Minimal));
     assert_eq!(
-        negotiate(
-            Some("application/json;odata=fullmetadata"),
-            Some("application/json")
-        ),
+        negotiate(Some("application/json;odata=fullmetadata"), Some("application/json")),
         Ok(Metadata::Minimal)
     );
-    assert_eq!(
-        negotiate(atom, Some("")),
-        Err(ApiError::new(ErrorCode::AtomFormatNotSupported))
-    );
-    assert_eq!(
-        negotiate(None, Some("atom")).unwrap_err().code,
-        ErrorCode::AtomFormatNotSupported
-    );
-    assert_eq!(
-        negotiate(None, Some("xml")).unwrap_err().code,
-        ErrorCode::AtomFormatNotSupported
-    );
-    assert_eq!(
-        negotiate(None, Some("csv")).unwrap_err().code,
-        ErrorCode::MediaTypeNotSupported
-    );
+    assert_eq!(negotiate(atom, Some("")), Err(ApiError::new(ErrorCode::AtomFormatNotSupported)));
+    assert_eq!(negotiate(None, Some("atom")).unwrap_err().code, ErrorCode::AtomFormatNotSupported);
+    assert_eq!(negotiate(None, Some("xml")).unwrap_err().code, ErrorCode::AtomFormatNotSupported);
+    assert_eq!(negotiate(None, Some("csv")).unwrap_err().code, ErrorCode::MediaTypeNotSupported);
 }
 
 #[test]
@@ -185,10 +132,7 @@ fn parses_the_sdk_request_body() {
         ("evenratio", EdmValue::Double(3.0)),
         ("double", EdmValue::Double(5.0)),
         ("large", EdmValue::Int32(933_311_100)),
-        (
-            "Birthday",
-            EdmValue::DateTime(Ticks::parse("1973-10-04T00:00:00Z").unwrap()),
-        ),
+        ("Birthday", EdmValue::DateTime(Ticks::parse("1973-10-04T00:00:00Z").unwrap())),
         ("binary", EdmValue::Binary(b"binary".to_vec())),
         ("clsid", EdmValue::Guid(guid())),
         ("n64", EdmValue::Int64(255)),
@@ -209,53 +153,23 @@ fn inference_without_annotation() {
     assert_eq!(one(r#"{"a":1.0}"#), EdmValue::Double(1.0));
     assert_eq!(one(r#"{"a":1e2}"#), EdmValue::Double(100.0));
     assert_eq!(one(r#"{"a":-0.5}"#), EdmValue::Double(-0.5));
-    assert_eq!(
-        one(r#"{"a":"2020-01-01T00:00:00Z"}"#),
-        EdmValue::String("2020-01-01T00:00:00Z".into())
-    );
+    assert_eq!(one(r#"{"a":"2020-01-01T00:00:00Z"}"#), EdmValue::String("2020-01-01T00:00:00Z".into()));
 }
 
 #[test]
 fn annotated_values() {
-    assert_eq!(
-        one(r#"{"a@odata.type":"Edm.Int64","a":"-9223372036854775808"}"#),
-        EdmValue::Int64(i64::MIN)
-    );
-    assert_eq!(
-        one(r#"{"a":"9223372036854775807","a@odata.type":"Edm.Int64"}"#),
-        EdmValue::Int64(i64::MAX)
-    );
+    assert_eq!(one(r#"{"a@odata.type":"Edm.Int64","a":"-9223372036854775808"}"#), EdmValue::Int64(i64::MIN));
+    assert_eq!(one(r#"{"a":"9223372036854775807","a@odata.type":"Edm.Int64"}"#), EdmValue::Int64(i64::MAX));
     assert_eq!(one(r#"{"a":7,"a@odata.type":"Edm.Int32"}"#), EdmValue::Int32(7));
     assert_eq!(one(r#"{"a":"7","a@odata.type":"Edm.Int32"}"#), EdmValue::Int32(7));
-    assert_eq!(
-        one(r#"{"a":"1.5","a@odata.type":"Edm.Double"}"#),
-        EdmValue::Double(1.5)
-    );
-    assert_eq!(
-        one(r#"{"a":"-1e-3","a@odata.type":"Edm.Double"}"#),
-        EdmValue::Double(-0.001)
-    );
-    assert_eq!(
-        one(r#"{"a":"Infinity","a@odata.type":"Edm.Double"}"#),
-        EdmValue::Double(f64::INFINITY)
-    );
-    assert_eq!(
-        one(r#"{"a":"-Infinity","a@odata.type":"Edm.Double"}"#),
-        EdmValue::Double(f64::NEG_INFINITY)
-    );
+    assert_eq!(one(r#"{"a":"1.5","a@odata.type":"Edm.Double"}"#), EdmValue::Double(1.5));
+    assert_eq!(one(r#"{"a":"-1e-3","a@odata.type":"Edm.Double"}"#), EdmValue::Double(-0.001));
+    assert_eq!(one(r#"{"a":"Infinity","a@odata.type":"Edm.Double"}"#), EdmValue::Double(f64::INFINITY));
+    assert_eq!(one(r#"{"a":"-Infinity","a@odata.type":"Edm.Double"}"#), EdmValue::Double(f64::NEG_INFINITY));
     assert!(matches!(one(r#"{"a":"NaN","a@odata.type":"Edm.Double"}"#), EdmValue::Double(d) if d.is_nan()));
-    assert_eq!(
-        one(r#"{"a":true,"a@odata.type":"Edm.Boolean"}"#),
-        EdmValue::Boolean(true)
-    );
-    assert_eq!(
-        one(r#"{"a":"false","a@odata.type":"Edm.Boolean"}"#),
-        EdmValue::Boolean(false)
-    );
-    assert_eq!(
-        one(r#"{"a":"12","a@odata.type":"Edm.String"}"#),
-        EdmValue::String("12".into())
-    );
+    assert_eq!(one(r#"{"a":true,"a@odata.type":"Edm.Boolean"}"#), EdmValue::Boolean(true));
+    assert_eq!(one(r#"{"a":"false","a@odata.type":"Edm.Boolean"}"#), EdmValue::Boolean(false));
+    assert_eq!(one(r#"{"a":"12","a@odata.type":"Edm.String"}"#), EdmValue::String("12".into()));
     assert_eq!(
         one(r#"{"a":"1601-01-01T00:00:00Z","a@odata.type":"Edm.DateTime"}"#),
         EdmValue::DateTime(crate::model::time::MIN_EDM_DATETIME)
@@ -268,22 +182,10 @@ fn annotated_values() {
         one(r#"{"a":"C9DA6455-213D-42C9-9A79-3E9149A57833","a@odata.type":"Edm.Guid"}"#),
         EdmValue::Guid(guid())
     );
-    assert_eq!(
-        one(r#"{"a":"","a@odata.type":"Edm.Binary"}"#),
-        EdmValue::Binary(vec![])
-    );
-    assert_eq!(
-        one(r#"{"a":"AQID","a@odata.type":"Edm.Binary"}"#),
-        EdmValue::Binary(vec![1, 2, 3])
-    );
-    assert_eq!(
-        one(r#"{"a":"AQI=","a@odata.type":"Edm.Binary"}"#),
-        EdmValue::Binary(vec![1, 2])
-    );
-    assert_eq!(
-        one(r#"{"a":"AQI","a@odata.type":"Edm.Binary"}"#),
-        EdmValue::Binary(vec![1, 2])
-    );
+    assert_eq!(one(r#"{"a":"","a@odata.type":"Edm.Binary"}"#), EdmValue::Binary(vec![]));
+    assert_eq!(one(r#"{"a":"AQID","a@odata.type":"Edm.Binary"}"#), EdmValue::Binary(vec![1, 2, 3]));
+    assert_eq!(one(r#"{"a":"AQI=","a@odata.type":"Edm.Binary"}"#), EdmValue::Binary(vec![1, 2]));
+    assert_eq!(one(r#"{"a":"AQI","a@odata.type":"Edm.Binary"}"#), EdmValue::Binary(vec![1, 2]));
 }
 
 #[test]
@@ -300,37 +202,20 @@ fn drops_nulls_timestamp_and_control_information() {
     assert_eq!(p.row_key, None);
     // Keys are returned as sent; their characters are the service layer's business.
     let p = parse(r#"{"PartitionKey":"a/b#c","RowKey":"\u0001"}"#).unwrap();
-    assert_eq!(
-        (p.partition_key.unwrap(), p.row_key.unwrap()),
-        ("a/b#c".to_owned(), "\u{1}".to_owned())
-    );
+    assert_eq!((p.partition_key.unwrap(), p.row_key.unwrap()), ("a/b#c".to_owned(), "\u{1}".to_owned()));
     assert!(parse("\u{feff}{}").is_ok());
 }
 
 #[test]
 fn table_name_body() {
-    assert_eq!(
-        parse_table_name(br#"{"TableName":"mytable"}"#).unwrap(),
-        "mytable"
-    );
-    assert_eq!(
-        parse_table_name(br#"{"odata.type":"x","TableName":"t1"}"#).unwrap(),
-        "t1"
-    );
-    assert_eq!(
-        parse_table_name(br#"{"TableName":5}"#).unwrap_err().code,
-        ErrorCode::InvalidInput
-    );
+    assert_eq!(parse_table_name(br#"{"TableName":"mytable"}"#).unwrap(), "mytable");
+    assert_eq!(parse_table_name(br#"{"odata.type":"x","TableName":"t1"}"#).unwrap(), "t1");
+    assert_eq!(parse_table_name(br#"{"TableName":5}"#).unwrap_err().code, ErrorCode::InvalidInput);
     assert_eq!(parse_table_name(b"[]").unwrap_err().code, ErrorCode::InvalidInput);
     assert_eq!(parse_table_name(b"{").unwrap_err().code, ErrorCode::InvalidInput);
+    assert_eq!(parse_table_name(b"{}").unwrap_err().code, ErrorCode::PropertiesNeedValue);
     assert_eq!(
-        parse_table_name(b"{}").unwrap_err().code,
-        ErrorCode::PropertiesNeedValue
-    );
-    assert_eq!(
-        parse_table_name(br#"{"TableName":"a","TableName":"b"}"#)
-            .unwrap_err()
-            .code,
+        parse_table_name(br#"{"TableName":"a","TableName":"b"}"#).unwrap_err().code,
         ErrorCode::DuplicatePropertiesSpecified
     );
 }
@@ -339,19 +224,9 @@ fn table_name_body() {
 
 #[test]
 fn malformed_bodies_are_invalid_input() {
-    for body in [
-        "",
-        "   ",
-        "{",
-        "[]",
-        "null",
-        "5",
-        r#""x""#,
-        "{} {}",
-        r#"{"a":1,}"#,
-        r#"{"a":[1]}"#,
-        r#"{"a":{}}"#,
-    ] {
+    for body in
+        ["", "   ", "{", "[]", "null", "5", r#""x""#, "{} {}", r#"{"a":1,}"#, r#"{"a":[1]}"#, r#"{"a":{}}"#]
+    {
         assert_eq!(code(parse(body)), ErrorCode::InvalidInput, "{body:?}");
     }
     assert_eq!(code(parse_entity(&[0xff, 0xfe])), ErrorCode::InvalidInput);
@@ -405,11 +280,7 @@ fn duplicates() {
         r#"{"a":"1","a@odata.type":"Edm.Int64","a@odata.type":"Edm.Int64"}"#,
         r#"{"PartitionKey":"a","PartitionKey":"b"}"#,
     ] {
-        assert_eq!(
-            code(parse(body)),
-            ErrorCode::DuplicatePropertiesSpecified,
-            "{body}"
-        );
+        assert_eq!(code(parse(body)), ErrorCode::DuplicatePropertiesSpecified, "{body}");
     }
 }
 
@@ -418,10 +289,7 @@ fn property_names() {
     assert_eq!(code(parse(r#"{"a-b":1}"#)), ErrorCode::PropertyNameInvalid);
     assert_eq!(code(parse(r#"{"1a":1}"#)), ErrorCode::PropertyNameInvalid);
     assert_eq!(code(parse(r#"{"":1}"#)), ErrorCode::PropertyNameInvalid);
-    assert_eq!(
-        code(parse(r#"{"a@odata.etag":1}"#)),
-        ErrorCode::PropertyNameInvalid
-    );
+    assert_eq!(code(parse(r#"{"a@odata.etag":1}"#)), ErrorCode::PropertyNameInvalid);
     let long = format!(r#"{{"{}":1}}"#, "a".repeat(256));
     assert_eq!(code(parse(&long)), ErrorCode::PropertyNameTooLong);
     let ok = format!(r#"{{"{}":1}}"#, "a".repeat(255));
@@ -446,16 +314,10 @@ fn too_many_properties() {
 fn value_size_limits() {
     let s = |n: usize, unit: &str| format!(r#"{{"a":"{}"}}"#, unit.repeat(n));
     assert!(parse(&s(32 * 1024, "x")).is_ok());
-    assert_eq!(
-        code(parse(&s(32 * 1024 + 1, "x"))),
-        ErrorCode::PropertyValueTooLarge
-    );
+    assert_eq!(code(parse(&s(32 * 1024 + 1, "x"))), ErrorCode::PropertyValueTooLarge);
     assert!(parse(&s(32 * 1024, "é")).is_ok());
     assert!(parse(&s(16 * 1024, "😀")).is_ok()); // two UTF-16 units each
-    assert_eq!(
-        code(parse(&s(16 * 1024 + 1, "😀"))),
-        ErrorCode::PropertyValueTooLarge
-    );
+    assert_eq!(code(parse(&s(16 * 1024 + 1, "😀"))), ErrorCode::PropertyValueTooLarge);
     use base64::Engine as _;
     let b = |n: usize| {
         let enc = base64::engine::general_purpose::STANDARD.encode(vec![7u8; n]);

@@ -95,9 +95,7 @@ impl Partitions {
         E: From<PartitionError>,
     {
         let _gate = self.catalog_gate.read().unwrap_or_else(|p| p.into_inner());
-        let info = self
-            .lookup_table(account, table)?
-            .ok_or(PartitionError::TableNotFound)?;
+        let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
         let _guard = self.stripe(info.id, pk).lock().unwrap_or_else(|p| p.into_inner());
         let mut txn = Txn::new(self.store.as_ref(), info.id);
         let out = f(&mut txn)?;
@@ -116,42 +114,41 @@ impl Partitions {
         pk: &str,
         rk: &str,
     ) -> Result<Option<Entity>, PartitionError> {
-        let info = self
-            .lookup_table(account, table)?
-            .ok_or(PartitionError::TableNotFound)?;
+        let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
         let key = keys::entity_key(info.id, pk, rk);
         match self.store.get(&key)? {
-            Some(v) => Ok(Some(codec::decode_entity_value(
-                pk.to_owned(),
-                rk.to_owned(),
-                &v,
-            )?)),
+            Some(v) => Ok(Some(codec::decode_entity_value(pk.to_owned(), rk.to_owned(), &v)?)),
             None => Ok(None),
         }
     }
 
-    /// Scans a table in (PartitionKey, RowKey) order from `start` (inclusive), keeping
-    /// at most `limit` entities for which `keep` is true. Stops early once `max_examined`
-    /// entities were read, returning a continuation so the client can resume.
+    /// Scans a table in (PartitionKey, RowKey) order over `range`, resuming at
+    /// `resume` (inclusive) when given, keeping at most `limit` entities for which
+    /// `keep` is true. Stops early once `max_examined` entities were read, returning a
+    /// continuation so the client can resume.
+    #[allow(clippy::too_many_arguments)]
     pub fn scan_entities(
         &self,
         account: &str,
         table: &str,
-        start: Option<(&str, &str)>,
+        range: &ScanRange,
+        resume: Option<(&str, &str)>,
         limit: usize,
         max_examined: usize,
         mut keep: impl FnMut(&Entity) -> bool,
     ) -> Result<ScanPage, PartitionError> {
-        let info = self
-            .lookup_table(account, table)?
-            .ok_or(PartitionError::TableNotFound)?;
+        let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
         let (table_start, table_end) = keys::table_entities_range(info.id);
-        let from = match start {
-            Some((pk, rk)) => keys::entity_key(info.id, pk, rk),
-            None => table_start,
-        };
+        let mut from = range.from.as_ref().map_or(table_start, |p| p.encode(info.id));
+        if let Some((pk, rk)) = resume {
+            from = from.max(keys::entity_key(info.id, pk, rk));
+        }
+        let to = range.to.as_ref().map_or(table_end, |p| p.encode(info.id));
         let mut page = ScanPage::default();
-        for (examined, item) in self.store.scan(&from, &table_end).enumerate() {
+        if from >= to {
+            return Ok(page);
+        }
+        for (examined, item) in self.store.scan(&from, &to).enumerate() {
             let (k, v) = item?;
             let (_, pk, rk) = keys::decode_entity_key(&k)
                 .ok_or_else(|| StoreError::Corrupt("undecodable entity key".into()))?;
@@ -166,6 +163,43 @@ impl Partitions {
         }
         Ok(page)
     }
+}
+
+/// A position in a table's (PartitionKey, RowKey) order, between rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyPos {
+    /// Just before (`after: false`) or just after (`after: true`) the row (pk, rk).
+    Row { pk: String, rk: String, after: bool },
+    /// Before the first row of the partition.
+    PartitionStart(String),
+    /// After the last row of the partition.
+    PartitionEnd(String),
+}
+
+impl KeyPos {
+    /// The store key at this position (a scan bound).
+    fn encode(&self, table_id: u64) -> Vec<u8> {
+        match self {
+            KeyPos::Row { pk, rk, after } => {
+                let mut k = keys::entity_key(table_id, pk, rk);
+                if *after {
+                    // the smallest key greater than the row's own
+                    k.push(0);
+                }
+                k
+            }
+            KeyPos::PartitionStart(pk) => keys::partition_range(table_id, pk).0,
+            KeyPos::PartitionEnd(pk) => keys::partition_range(table_id, pk).1,
+        }
+    }
+}
+
+/// The part of a table a scan covers: rows between `from` and `to` (unbounded when
+/// `None`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanRange {
+    pub from: Option<KeyPos>,
+    pub to: Option<KeyPos>,
 }
 
 #[cfg(test)]

@@ -5,6 +5,9 @@ use super::{PartitionError, Partitions};
 use crate::store::codec::{self, TableRecord};
 use crate::store::{keys, WriteBatch};
 
+/// Tables read per Query Tables page before it is cut with a continuation.
+pub const MAX_TABLES_EXAMINED: usize = 10_000;
+
 /// A table as the catalog knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableInfo {
@@ -19,10 +22,7 @@ impl Partitions {
         match self.store.get(&keys::table_key(account, name))? {
             Some(v) => {
                 let rec = codec::decode_table(&v)?;
-                Ok(Some(TableInfo {
-                    id: rec.id,
-                    name: rec.name,
-                }))
+                Ok(Some(TableInfo { id: rec.id, name: rec.name }))
             }
             None => Ok(None),
         }
@@ -39,26 +39,18 @@ impl Partitions {
             Some(v) => codec::decode_u64(&v)?,
             None => 1,
         };
-        let rec = TableRecord {
-            id,
-            name: name.to_owned(),
-        };
+        let rec = TableRecord { id, name: name.to_owned() };
         let mut batch = WriteBatch::new();
         batch.put(keys::NEXT_TABLE_ID_KEY.to_vec(), codec::encode_u64(id + 1));
         batch.put(keys::table_key(account, name), codec::encode_table(&rec));
         self.store.write(batch)?;
-        Ok(TableInfo {
-            id,
-            name: name.to_owned(),
-        })
+        Ok(TableInfo { id, name: name.to_owned() })
     }
 
     /// Deletes a table and, with one range tombstone, all of its entities.
     pub fn delete_table(&self, account: &str, name: &str) -> Result<(), PartitionError> {
         let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
-        let info = self
-            .lookup_table(account, name)?
-            .ok_or(PartitionError::TableNotFound)?;
+        let info = self.lookup_table(account, name)?.ok_or(PartitionError::TableNotFound)?;
         let (start, end) = keys::table_entities_range(info.id);
         let mut batch = WriteBatch::new();
         batch.delete(keys::table_key(account, name));
@@ -68,13 +60,15 @@ impl Partitions {
     }
 
     /// Lists tables of an account in (case-insensitive) name order, starting at
-    /// `from` (a lowercase name, inclusive), at most `limit`; also returns the
-    /// lowercase name the next page starts at, if any.
+    /// `from` (a lowercase name, inclusive), at most `limit` of those `keep` accepts;
+    /// also returns the lowercase name the next page starts at, if any. A page also
+    /// ends after [`MAX_TABLES_EXAMINED`] tables were read.
     pub fn list_tables(
         &self,
         account: &str,
         from: Option<&str>,
         limit: usize,
+        mut keep: impl FnMut(&str) -> bool,
     ) -> Result<(Vec<TableInfo>, Option<String>), PartitionError> {
         let (start, end) = keys::tables_range(account);
         let start = match from {
@@ -82,17 +76,16 @@ impl Partitions {
             None => start,
         };
         let mut out = Vec::new();
-        for item in self.store.scan(&start, &end) {
+        for (examined, item) in self.store.scan(&start, &end).enumerate() {
             let (k, v) = item?;
-            if out.len() == limit {
+            if out.len() == limit || examined == MAX_TABLES_EXAMINED {
                 let next = keys::decode_table_key(&k).map(|(_, lower)| lower);
                 return Ok((out, next));
             }
             let rec = codec::decode_table(&v)?;
-            out.push(TableInfo {
-                id: rec.id,
-                name: rec.name,
-            });
+            if keep(&rec.name) {
+                out.push(TableInfo { id: rec.id, name: rec.name });
+            }
         }
         Ok((out, None))
     }

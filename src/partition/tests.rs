@@ -22,14 +22,8 @@ fn tables_are_case_insensitive_and_case_preserving() {
     let p = parts();
     let t = p.create_table("acct", "MyTable").unwrap();
     assert_eq!(t.name, "MyTable");
-    assert!(matches!(
-        p.create_table("acct", "mytable"),
-        Err(PartitionError::TableAlreadyExists)
-    ));
-    assert_eq!(
-        p.lookup_table("acct", "MYTABLE").unwrap().unwrap().name,
-        "MyTable"
-    );
+    assert!(matches!(p.create_table("acct", "mytable"), Err(PartitionError::TableAlreadyExists)));
+    assert_eq!(p.lookup_table("acct", "MYTABLE").unwrap().unwrap().name, "MyTable");
     assert!(p.lookup_table("other", "MyTable").unwrap().is_none());
     // a name that is a prefix of another does not collide
     p.create_table("acct", "MyTab").unwrap();
@@ -43,10 +37,10 @@ fn list_tables_pages() {
         p.create_table("acct", n).unwrap();
     }
     p.create_table("zzz", "eee").unwrap();
-    let (page, next) = p.list_tables("acct", None, 2).unwrap();
+    let (page, next) = p.list_tables("acct", None, 2, |_| true).unwrap();
     let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["AAA", "bbb"]);
-    let (page, next) = p.list_tables("acct", next.as_deref(), 2).unwrap();
+    let (page, next) = p.list_tables("acct", next.as_deref(), 2, |_| true).unwrap();
     let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["ccc", "ddd"]);
     assert_eq!(next, None);
@@ -63,13 +57,10 @@ fn delete_table_drops_entities_and_recreate_is_empty() {
     .unwrap();
     assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_some());
     p.delete_table("a", "tbl").unwrap();
-    assert!(matches!(
-        p.get_entity("a", "tbl", "p", "r"),
-        Err(PartitionError::TableNotFound)
-    ));
+    assert!(matches!(p.get_entity("a", "tbl", "p", "r"), Err(PartitionError::TableNotFound)));
     p.create_table("a", "TBL").unwrap();
     assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
-    let page = p.scan_entities("a", "tbl", None, 10, 100, |_| true).unwrap();
+    let page = p.scan_entities("a", "tbl", &ScanRange::default(), None, 10, 100, |_| true).unwrap();
     assert!(page.entities.is_empty());
 }
 
@@ -122,6 +113,7 @@ fn scan_pages_in_key_order_with_continuation() {
             .scan_entities(
                 "a",
                 "tbl",
+                &ScanRange::default(),
                 start.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
                 4,
                 100,
@@ -134,17 +126,10 @@ fn scan_pages_in_key_order_with_continuation() {
             None => break,
         }
     }
-    let want: Vec<(String, String)> = [
-        ("", "1"),
-        ("", "2"),
-        ("a", "1"),
-        ("a", "2"),
-        ("b", "1"),
-        ("b", "2"),
-    ]
-    .iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
+    let want: Vec<(String, String)> = [("", "1"), ("", "2"), ("a", "1"), ("a", "2"), ("b", "1"), ("b", "2")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     assert_eq!(seen, want);
 }
 
@@ -164,9 +149,7 @@ fn concurrent_read_modify_write_in_one_partition_is_serialized() {
                 for _ in 0..250 {
                     p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
                         let mut e = t.get("p", "r")?.unwrap();
-                        let Some(EdmValue::Int32(n)) = e.get("n").cloned() else {
-                            panic!()
-                        };
+                        let Some(EdmValue::Int32(n)) = e.get("n").cloned() else { panic!() };
                         e.set("n".into(), EdmValue::Int32(n + 1));
                         t.put(e);
                         Ok(())
@@ -181,4 +164,39 @@ fn concurrent_read_modify_write_in_one_partition_is_serialized() {
     }
     let e = p.get_entity("a", "tbl", "p", "r").unwrap().unwrap();
     assert_eq!(e.get("n"), Some(&EdmValue::Int32(1000)));
+}
+
+#[test]
+fn ranged_scans_respect_positions() {
+    let p = parts();
+    p.create_table("a", "tbl").unwrap();
+    for pk in ["a", "b", "c"] {
+        for rk in ["1", "2", "3"] {
+            p.transact::<_, PartitionError>("a", "tbl", pk, |t| {
+                t.put(entity(pk, rk, 0));
+                Ok(())
+            })
+            .unwrap();
+        }
+    }
+    let scan = |from: Option<KeyPos>, to: Option<KeyPos>, resume: Option<(&str, &str)>| {
+        let range = ScanRange { from, to };
+        p.scan_entities("a", "tbl", &range, resume, 100, 1000, |_| true)
+            .unwrap()
+            .entities
+            .into_iter()
+            .map(|e| format!("{}{}", e.partition_key, e.row_key))
+            .collect::<Vec<_>>()
+    };
+    let row = |pk: &str, rk: &str, after| KeyPos::Row { pk: pk.into(), rk: rk.into(), after };
+    let ps = |pk: &str| KeyPos::PartitionStart(pk.into());
+    let pe = |pk: &str| KeyPos::PartitionEnd(pk.into());
+    assert_eq!(scan(Some(ps("b")), Some(pe("b")), None), ["b1", "b2", "b3"]);
+    assert_eq!(scan(Some(row("b", "2", false)), Some(row("c", "1", true)), None), ["b2", "b3", "c1"]);
+    assert_eq!(scan(Some(row("b", "2", true)), Some(row("c", "1", false)), None), ["b3"]);
+    assert_eq!(scan(Some(pe("a")), Some(ps("c")), None), ["b1", "b2", "b3"]);
+    assert_eq!(scan(Some(ps("b")), Some(pe("b")), Some(("b", "3"))), ["b3"]);
+    assert_eq!(scan(Some(ps("b")), Some(pe("b")), Some(("a", "9"))), ["b1", "b2", "b3"]);
+    assert!(scan(Some(ps("c")), Some(pe("a")), None).is_empty());
+    assert!(scan(Some(ps("b")), Some(pe("b")), Some(("c", "1"))).is_empty());
 }

@@ -17,12 +17,7 @@ pub struct Txn<'a> {
 
 impl<'a> Txn<'a> {
     pub(super) fn new(store: &'a dyn Store, table_id: u64) -> Self {
-        Txn {
-            store,
-            table_id,
-            staged: HashMap::new(),
-            order: Vec::new(),
-        }
+        Txn { store, table_id, staged: HashMap::new(), order: Vec::new() }
     }
 
     /// Reads an entity as the transaction sees it.
@@ -32,11 +27,7 @@ impl<'a> Txn<'a> {
             return Ok(staged.clone());
         }
         match self.store.get(&key)? {
-            Some(v) => Ok(Some(codec::decode_entity_value(
-                pk.to_owned(),
-                rk.to_owned(),
-                &v,
-            )?)),
+            Some(v) => Ok(Some(codec::decode_entity_value(pk.to_owned(), rk.to_owned(), &v)?)),
             None => Ok(None),
         }
     }

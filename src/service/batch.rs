@@ -30,11 +30,7 @@ impl BatchAction {
             BatchAction::Insert(e) | BatchAction::Update(e, _) | BatchAction::Merge(e, _) => {
                 (&e.partition_key, &e.row_key)
             }
-            BatchAction::Delete {
-                partition_key,
-                row_key,
-                ..
-            } => (partition_key, row_key),
+            BatchAction::Delete { partition_key, row_key, .. } => (partition_key, row_key),
         }
     }
 }
@@ -57,10 +53,7 @@ pub struct BatchFailure {
 
 impl From<PartitionError> for BatchFailure {
     fn from(e: PartitionError) -> Self {
-        BatchFailure {
-            index: 0,
-            error: e.into(),
-        }
+        BatchFailure { index: 0, error: e.into() }
     }
 }
 
@@ -92,10 +85,7 @@ impl TableService {
                     "A command with RowKey '{ark}' is already present in the batch. \
                      An entity can appear only once in a batch."
                 );
-                return Err(fail(
-                    i,
-                    ApiError::with_message(ErrorCode::InvalidDuplicateRow, msg).into(),
-                ));
+                return Err(fail(i, ApiError::with_message(ErrorCode::InvalidDuplicateRow, msg).into()));
             }
         }
         self.parts.transact(account, table, &pk, |txn| {
@@ -105,11 +95,9 @@ impl TableService {
                     BatchAction::Insert(e) => self.apply_insert(txn, e).map(BatchOutcome::Written),
                     BatchAction::Update(e, c) => self.apply_update(txn, e, &c).map(BatchOutcome::Written),
                     BatchAction::Merge(e, c) => self.apply_merge(txn, e, &c).map(BatchOutcome::Written),
-                    BatchAction::Delete {
-                        partition_key,
-                        row_key,
-                        cond,
-                    } => apply_delete(txn, &partition_key, &row_key, &cond).map(|()| BatchOutcome::Deleted),
+                    BatchAction::Delete { partition_key, row_key, cond } => {
+                        apply_delete(txn, &partition_key, &row_key, &cond).map(|()| BatchOutcome::Deleted)
+                    }
                 };
                 out.push(r.map_err(|e| fail(i, e))?);
             }

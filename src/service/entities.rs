@@ -4,9 +4,10 @@
 
 use super::{ServiceError, TableService};
 use crate::error::{ApiError, ErrorCode};
+use crate::filter::{self, Expr, KeyBound, KeyRange};
 use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
 use crate::model::{EdmValue, Entity};
-use crate::partition::Txn;
+use crate::partition::{KeyPos, ScanRange, Txn};
 
 /// An entity as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,8 @@ pub struct QueryEntities {
     pub start: Option<(String, String)>,
     /// Page size (1..=1000).
     pub top: usize,
+    /// `$filter`, already parsed.
+    pub filter: Option<Expr>,
 }
 
 /// A page of Query Entities.
@@ -62,10 +65,7 @@ fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
     let size = utf16(&e.partition_key)
         + utf16(&e.row_key)
         + 8
-        + e.properties
-            .iter()
-            .map(|(n, v)| utf16(n) + v.stored_size())
-            .sum::<usize>();
+        + e.properties.iter().map(|(n, v)| utf16(n) + v.stored_size()).sum::<usize>();
     if size > MAX_ENTITY_BYTES {
         return Err(ApiError::new(ErrorCode::EntityTooLarge).into());
     }
@@ -91,35 +91,37 @@ fn check_condition(current: Option<&Entity>, cond: &Condition) -> Result<(), Ser
 impl TableService {
     /// Point query: `GET /table(PartitionKey='..',RowKey='..')`.
     pub fn get_entity(&self, account: &str, table: &str, pk: &str, rk: &str) -> Result<Entity, ServiceError> {
-        self.parts
-            .get_entity(account, table, pk, rk)?
-            .ok_or(ServiceError::ResourceNotFound)
+        self.parts.get_entity(account, table, pk, rk)?.ok_or(ServiceError::ResourceNotFound)
     }
 
-    /// Query Entities over the whole table, keeping the entities `keep` accepts.
+    /// Query Entities: a page of the entities matching the filter, in key order. The
+    /// filter's key range narrows the scan; the filter itself is applied to every
+    /// entity scanned.
     pub fn query_entities(
         &self,
         account: &str,
         table: &str,
         q: &QueryEntities,
-        keep: impl FnMut(&Entity) -> bool,
     ) -> Result<EntityPage, ServiceError> {
+        let range = q.filter.as_ref().map_or_else(KeyRange::unbounded, filter::plan);
+        if range.is_empty() {
+            self.parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
+            return Ok(EntityPage::default());
+        }
+        let scan =
+            ScanRange { from: range.lower.as_ref().map(lower_pos), to: range.upper.as_ref().map(upper_pos) };
         let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
-        let page = self
-            .parts
-            .scan_entities(account, table, start, q.top, MAX_EXAMINED_PER_PAGE, keep)?;
-        Ok(EntityPage {
-            entities: page.entities,
-            next: page.next,
-        })
+        let keep = |e: &Entity| q.filter.as_ref().is_none_or(|f| filter::eval(f, e));
+        let page =
+            self.parts.scan_entities(account, table, &scan, start, q.top, MAX_EXAMINED_PER_PAGE, keep)?;
+        Ok(EntityPage { entities: page.entities, next: page.next })
     }
 
     /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.
     pub fn insert_entity(&self, account: &str, table: &str, new: NewEntity) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts
-            .transact(account, table, &pk, |txn| self.apply_insert(txn, new))
+        self.parts.transact(account, table, &pk, |txn| self.apply_insert(txn, new))
     }
 
     /// Update Entity (replace) or, with [`Condition::Upsert`], Insert Or Replace Entity.
@@ -132,8 +134,7 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts
-            .transact(account, table, &pk, |txn| self.apply_update(txn, new, cond))
+        self.parts.transact(account, table, &pk, |txn| self.apply_update(txn, new, cond))
     }
 
     /// Merge Entity or, with [`Condition::Upsert`], Insert Or Merge Entity: sent
@@ -147,8 +148,7 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts
-            .transact(account, table, &pk, |txn| self.apply_merge(txn, new, cond))
+        self.parts.transact(account, table, &pk, |txn| self.apply_merge(txn, new, cond))
     }
 
     /// Delete Entity; `cond` must be [`Condition::Exists`] or [`Condition::Etag`].
@@ -161,8 +161,7 @@ impl TableService {
         cond: &Condition,
     ) -> Result<(), ServiceError> {
         check_keys(pk, rk)?;
-        self.parts
-            .transact(account, table, pk, |txn| apply_delete(txn, pk, rk, cond))
+        self.parts.transact(account, table, pk, |txn| apply_delete(txn, pk, rk, cond))
     }
 
     /// Insert inside a partition transaction.
@@ -240,4 +239,22 @@ pub(super) fn apply_delete(
     check_condition(current.as_ref(), cond)?;
     txn.delete(pk, rk);
     Ok(())
+}
+
+/// Where a planner lower bound starts in key order.
+fn lower_pos(b: &KeyBound) -> KeyPos {
+    match &b.rk {
+        Some(rk) => KeyPos::Row { pk: b.pk.clone(), rk: rk.clone(), after: !b.inclusive },
+        None if b.inclusive => KeyPos::PartitionStart(b.pk.clone()),
+        None => KeyPos::PartitionEnd(b.pk.clone()),
+    }
+}
+
+/// Where a planner upper bound ends in key order.
+fn upper_pos(b: &KeyBound) -> KeyPos {
+    match &b.rk {
+        Some(rk) => KeyPos::Row { pk: b.pk.clone(), rk: rk.clone(), after: b.inclusive },
+        None if b.inclusive => KeyPos::PartitionEnd(b.pk.clone()),
+        None => KeyPos::PartitionStart(b.pk.clone()),
+    }
 }

@@ -25,10 +25,7 @@ pub struct TableService {
 
 impl TableService {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        TableService {
-            parts: Partitions::new(store),
-            clock: MonotonicClock::new(),
-        }
+        TableService { parts: Partitions::new(store), clock: MonotonicClock::new() }
     }
 
     /// Flushes the store (at shutdown).

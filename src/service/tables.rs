@@ -1,20 +1,23 @@
 //! Table operations: QueryTables, CreateTable, DeleteTable, GetTable.
 
 use super::{ServiceError, TableService};
+use crate::filter::{eval_table_name, Expr};
 use crate::model::names::validate_table_name;
 use crate::partition::PartitionError;
 
 impl TableService {
-    /// Query Tables: a page of table names in name order, and the (lowercase) name
-    /// the next page starts at.
+    /// Query Tables: a page of the table names matching `filter`, in name order, and
+    /// the (lowercase) name the next page starts at.
     pub fn query_tables(
         &self,
         account: &str,
         next_table_name: Option<&str>,
         top: usize,
+        filter: Option<&Expr>,
     ) -> Result<(Vec<String>, Option<String>), ServiceError> {
         let from = next_table_name.map(str::to_ascii_lowercase);
-        let (tables, next) = self.parts.list_tables(account, from.as_deref(), top)?;
+        let keep = |name: &str| filter.is_none_or(|f| eval_table_name(f, name));
+        let (tables, next) = self.parts.list_tables(account, from.as_deref(), top, keep)?;
         Ok((tables.into_iter().map(|t| t.name).collect(), next))
     }
 

@@ -78,9 +78,7 @@ pub fn decode_entity_value(
     let timestamp = Ticks(i64::from_be_bytes(r.array()?));
     let count = r.varint()?;
     // Every property takes at least 3 bytes, which bounds the allocation.
-    let cap = usize::try_from(count)
-        .unwrap_or(usize::MAX)
-        .min(r.remaining() / 3);
+    let cap = usize::try_from(count).unwrap_or(usize::MAX).min(r.remaining() / 3);
     let mut properties = Vec::with_capacity(cap);
     for _ in 0..count {
         let name = r.string()?;
@@ -88,12 +86,7 @@ pub fn decode_entity_value(
         properties.push((name, value));
     }
     r.finish()?;
-    Ok(Entity {
-        partition_key,
-        row_key,
-        timestamp,
-        properties,
-    })
+    Ok(Entity { partition_key, row_key, timestamp, properties })
 }
 
 /// Encodes a counter (e.g. the value under `NEXT_TABLE_ID_KEY`): 8 bytes big-endian.
@@ -266,16 +259,13 @@ mod tests {
             && a.row_key == b.row_key
             && a.timestamp == b.timestamp
             && a.properties.len() == b.properties.len()
-            && a.properties
-                .iter()
-                .zip(&b.properties)
-                .all(|((na, va), (nb, vb))| {
-                    na == nb
-                        && match (va, vb) {
-                            (EdmValue::Double(x), EdmValue::Double(y)) => x.to_bits() == y.to_bits(),
-                            _ => va == vb,
-                        }
-                })
+            && a.properties.iter().zip(&b.properties).all(|((na, va), (nb, vb))| {
+                na == nb
+                    && match (va, vb) {
+                        (EdmValue::Double(x), EdmValue::Double(y)) => x.to_bits() == y.to_bits(),
+                        _ => va == vb,
+                    }
+            })
     }
 
     fn round_trip(e: &Entity) -> Entity {
@@ -324,10 +314,7 @@ mod tests {
 
     #[test]
     fn table_and_u64_round_trip() {
-        let rec = TableRecord {
-            id: u64::MAX,
-            name: "MyTable".into(),
-        };
+        let rec = TableRecord { id: u64::MAX, name: "MyTable".into() };
         assert_eq!(decode_table(&encode_table(&rec)).unwrap(), rec);
         for v in [0, 1, 300, u64::MAX] {
             assert_eq!(decode_u64(&encode_u64(v)).unwrap(), v);
@@ -346,10 +333,7 @@ mod tests {
         let mut long = bytes;
         long.push(0);
         assert!(decode_entity_value(String::new(), String::new(), &long).is_err());
-        let t = encode_table(&TableRecord {
-            id: 7,
-            name: "abc".into(),
-        });
+        let t = encode_table(&TableRecord { id: 7, name: "abc".into() });
         for n in 0..t.len() {
             assert!(decode_table(&t[..n]).is_err());
         }
@@ -357,9 +341,8 @@ mod tests {
         let mut huge = vec![VERSION, 0, 0, 0, 0, 0, 0, 0, 0];
         put_varint(&mut huge, u64::MAX);
         assert!(decode_entity_value(String::new(), String::new(), &huge).is_err());
-        let overflow = [
-            VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F,
-        ];
+        let overflow =
+            [VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F];
         assert!(decode_entity_value(String::new(), String::new(), &overflow).is_err());
     }
 

@@ -73,27 +73,15 @@ fn batch_is_atomic(s: &dyn Store) {
         });
         for _ in 0..300 {
             let seen = scan_all(s, b"k", b"l");
-            assert!(
-                seen.is_empty() || seen.len() == 10,
-                "partial batch: {}",
-                seen.len()
-            );
+            assert!(seen.is_empty() || seen.len() == 10, "partial batch: {}", seen.len());
             assert!(seen.windows(2).all(|w| w[0].1 == w[1].1), "mixed batches");
         }
     });
 }
 
 fn scan_order_and_bounds(s: &dyn Store) {
-    let all: Vec<Vec<u8>> = vec![
-        vec![],
-        vec![0],
-        vec![0, 0],
-        vec![0, 1],
-        vec![1],
-        vec![1, 0xFF],
-        vec![0xFF],
-        vec![0xFF, 0xFF],
-    ];
+    let all: Vec<Vec<u8>> =
+        vec![vec![], vec![0], vec![0, 0], vec![0, 1], vec![1], vec![1, 0xFF], vec![0xFF], vec![0xFF, 0xFF]];
     for k in all.iter().rev() {
         put(s, k, k);
     }
@@ -101,15 +89,9 @@ fn scan_order_and_bounds(s: &dyn Store) {
     assert_eq!(keys(&got), all);
     assert!(got.iter().all(|(k, v)| k == v));
     // Start inclusive, end exclusive.
-    assert_eq!(
-        keys(&scan_all(s, &[0], &[1])),
-        vec![vec![0], vec![0, 0], vec![0, 1]]
-    );
+    assert_eq!(keys(&scan_all(s, &[0], &[1])), vec![vec![0], vec![0, 0], vec![0, 1]]);
     assert_eq!(keys(&scan_all(s, &[0, 0], &[0, 1])), vec![vec![0, 0]]);
-    assert_eq!(
-        keys(&scan_all(s, &[0, 0, 0], &[1, 0xFF])),
-        vec![vec![0, 1], vec![1]]
-    );
+    assert_eq!(keys(&scan_all(s, &[0, 0, 0], &[1, 0xFF])), vec![vec![0, 1], vec![1]]);
     // Empty and inverted ranges.
     assert!(scan_all(s, &[1], &[1]).is_empty());
     assert!(scan_all(s, &[1], &[0]).is_empty());
@@ -170,16 +152,11 @@ fn scan_while_writing(s: &dyn Store) {
     s.write(b).unwrap();
     seen.extend(it.map(|r| r.unwrap().0));
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "not strictly ascending");
-    assert!(seen
-        .iter()
-        .all(|k| k.as_slice() >= &start[..] && k.as_slice() < &end[..]));
+    assert!(seen.iter().all(|k| k.as_slice() >= &start[..] && k.as_slice() < &end[..]));
     // Touched keys: 400..410 (range delete), 450, 500, 550 (deletes; 300, 350 and 450
     // were re-put). The engines may or may not show a change ahead of the cursor.
     for i in (10u16..590).filter(|i| !(400..410).contains(i) && ![450, 500, 550].contains(i)) {
-        assert!(
-            seen.contains(&i.to_be_bytes().to_vec()),
-            "missing untouched key {i}"
-        );
+        assert!(seen.contains(&i.to_be_bytes().to_vec()), "missing untouched key {i}");
     }
 }
 

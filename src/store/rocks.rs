@@ -21,9 +21,7 @@ pub struct RocksStore {
 
 impl std::fmt::Debug for RocksStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RocksStore")
-            .field("path", &self.db.path())
-            .finish()
+        f.debug_struct("RocksStore").field("path", &self.db.path()).finish()
     }
 }
 
@@ -86,9 +84,7 @@ impl Store for RocksStore {
         }
         let mut ro = ReadOptions::default();
         ro.set_iterate_upper_bound(end.to_vec());
-        let iter = self
-            .db
-            .iterator_opt(IteratorMode::From(start, Direction::Forward), ro);
+        let iter = self.db.iterator_opt(IteratorMode::From(start, Direction::Forward), ro);
         Box::new(iter.map(|r| r.map(|(k, v)| (k.into_vec(), v.into_vec())).map_err(engine)))
     }
 

@@ -101,33 +101,17 @@ fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<OpResul
     let mut headers = part_headers();
     headers.push(("Content-Type".into(), md.content_type().into()));
     headers.push(("ETag".into(), e.etag()));
-    let urls = Urls {
-        base: &ctx.base_url,
-        account: &ctx.account,
-    };
-    Ok(OpResult {
-        status: 200,
-        headers,
-        body: odata::entity_response(&e, &table, md, None, &urls),
-    })
+    let urls = Urls { base: &ctx.base_url, account: &ctx.account };
+    Ok(OpResult { status: 200, headers, body: odata::entity_response(&e, &table, md, None, &urls) })
 }
 
 /// Converts one change-set operation into an action on `table`.
 fn to_action(op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
-    let cond = |required| {
-        parse_condition(
-            op.header("if-match"),
-            op.header("if-none-match").is_some(),
-            required,
-        )
-    };
+    let cond =
+        |required| parse_condition(op.header("if-match"), op.header("if-none-match").is_some(), required);
     let body_entity = |pk: String, rk: String| -> Result<NewEntity, ApiError> {
         let parsed = odata::parse_entity(&op.body)?;
-        Ok(NewEntity {
-            partition_key: pk,
-            row_key: rk,
-            properties: parsed.properties,
-        })
+        Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
     };
     Ok(match op.endpoint()? {
         Endpoint::InsertEntity { table } => {
@@ -138,11 +122,7 @@ fn to_action(op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
                     "The PartitionKey and RowKey properties are required to insert an entity.",
                 ));
             };
-            let new = NewEntity {
-                partition_key: pk,
-                row_key: rk,
-                properties: parsed.properties,
-            };
+            let new = NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties };
             (table, BatchAction::Insert(new))
         }
         Endpoint::UpdateEntity { table, pk, rk } => {
@@ -153,14 +133,9 @@ fn to_action(op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
             let c = cond(false)?;
             (table, BatchAction::Merge(body_entity(pk, rk)?, c))
         }
-        Endpoint::DeleteEntity { table, pk, rk } => (
-            table,
-            BatchAction::Delete {
-                partition_key: pk,
-                row_key: rk,
-                cond: cond(true)?,
-            },
-        ),
+        Endpoint::DeleteEntity { table, pk, rk } => {
+            (table, BatchAction::Delete { partition_key: pk, row_key: rk, cond: cond(true)? })
+        }
         other => {
             return Err(ApiError::with_message(
                 ErrorCode::InvalidInput,
@@ -204,49 +179,26 @@ fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
 fn success_part(ctx: &RequestCtx, op: &BatchOp, table: &str, outcome: BatchOutcome) -> OpResult {
     let mut headers = part_headers();
     let BatchOutcome::Written(e) = outcome else {
-        return OpResult {
-            status: 204,
-            headers,
-            body: Vec::new(),
-        };
+        return OpResult { status: 204, headers, body: Vec::new() };
     };
     if op.method != "POST" {
         headers.push(("ETag".into(), e.etag()));
-        return OpResult {
-            status: 204,
-            headers,
-            body: Vec::new(),
-        };
+        return OpResult { status: 204, headers, body: Vec::new() };
     }
-    let location = format!(
-        "{}/{}",
-        ctx.base_url,
-        odata::entity_path(table, &e.partition_key, &e.row_key)
-    );
+    let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));
     headers.push(("Location".into(), location.clone()));
     headers.push(("DataServiceId".into(), location));
     headers.push(("ETag".into(), e.etag()));
     let prefer = op.header("prefer").unwrap_or("");
     if prefer.contains("return-no-content") {
         headers.push(("Preference-Applied".into(), "return-no-content".into()));
-        return OpResult {
-            status: 204,
-            headers,
-            body: Vec::new(),
-        };
+        return OpResult { status: 204, headers, body: Vec::new() };
     }
     if prefer.contains("return-content") {
         headers.push(("Preference-Applied".into(), "return-content".into()));
     }
     let md = odata::negotiate(op.header("accept"), None).unwrap_or(Metadata::Minimal);
     headers.push(("Content-Type".into(), md.content_type().into()));
-    let urls = Urls {
-        base: &ctx.base_url,
-        account: &ctx.account,
-    };
-    OpResult {
-        status: 201,
-        headers,
-        body: odata::entity_response(&e, table, md, None, &urls),
-    }
+    let urls = Urls { base: &ctx.base_url, account: &ctx.account };
+    OpResult { status: 201, headers, body: odata::entity_response(&e, table, md, None, &urls) }
 }

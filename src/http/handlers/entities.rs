@@ -15,19 +15,12 @@ use axum::response::Response;
 use http::StatusCode;
 
 fn urls(ctx: &RequestCtx) -> Urls<'_> {
-    Urls {
-        base: &ctx.base_url,
-        account: &ctx.account,
-    }
+    Urls { base: &ctx.base_url, account: &ctx.account }
 }
 
 /// Reads `If-Match` (and refuses `If-None-Match` on writes).
 fn condition(req: &Req, required: bool) -> Result<Condition, ApiError> {
-    parse_condition(
-        header(&req.headers, "if-match"),
-        req.headers.contains_key("if-none-match"),
-        required,
-    )
+    parse_condition(header(&req.headers, "if-match"), req.headers.contains_key("if-none-match"), required)
 }
 
 /// Turns an `If-Match` value into a [`Condition`]; `required` for deletes. Also used
@@ -64,11 +57,7 @@ pub(super) fn parse_condition(
 fn body_entity(req: &Req, pk: String, rk: String) -> Result<NewEntity, ApiError> {
     check_request_content_type(req)?;
     let parsed = odata::parse_entity(&req.body)?;
-    Ok(NewEntity {
-        partition_key: pk,
-        row_key: rk,
-        properties: parsed.properties,
-    })
+    Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
 }
 
 fn etag_headers(e: &Entity) -> Vec<(&'static str, String)> {
@@ -82,22 +71,16 @@ pub fn query_entities(
     table: &str,
 ) -> Result<Response, ApiError> {
     let md = negotiate(req)?;
-    if req.query.filter.is_some() {
-        return Err(ApiError::with_message(
-            ErrorCode::NotImplemented,
-            "$filter is not implemented by this server yet.",
-        ));
-    }
+    let filter = req.query.filter.as_deref().map(crate::filter::parse).transpose()?;
     let top = req.query.page_size()?;
     let decode = |t: &str| continuation::decode(t).unwrap_or_else(|| t.to_owned());
-    let start = req.query.next_partition_key.as_deref().map(|pk| {
-        (
-            decode(pk),
-            req.query.next_row_key.as_deref().map(decode).unwrap_or_default(),
-        )
-    });
-    let q = QueryEntities { start, top };
-    let page = state.service.query_entities(&ctx.account, table, &q, |_| true)?;
+    let start = req
+        .query
+        .next_partition_key
+        .as_deref()
+        .map(|pk| (decode(pk), req.query.next_row_key.as_deref().map(decode).unwrap_or_default()));
+    let q = QueryEntities { start, top, filter };
+    let page = state.service.query_entities(&ctx.account, table, &q)?;
     let select = req.query.select_list();
     let mut headers = vec![("content-type", md.content_type().to_owned())];
     if let Some((pk, rk)) = &page.next {
@@ -141,17 +124,9 @@ pub fn insert_entity(
             "The PartitionKey and RowKey properties are required to insert an entity.",
         ));
     };
-    let new = NewEntity {
-        partition_key: pk,
-        row_key: rk,
-        properties: parsed.properties,
-    };
+    let new = NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties };
     let e = state.service.insert_entity(&ctx.account, table, new)?;
-    let location = format!(
-        "{}/{}",
-        ctx.base_url,
-        odata::entity_path(table, &e.partition_key, &e.row_key)
-    );
+    let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));
     let mut headers = etag_headers(&e);
     headers.push(("location", location.clone()));
     headers.push(("dataserviceid", location));

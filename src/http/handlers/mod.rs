@@ -48,17 +48,12 @@ pub fn handle(
 
 /// The response format the client asked for (`$format` wins over `Accept`).
 fn negotiate(req: &Req) -> Result<Metadata, ApiError> {
-    odata::negotiate(
-        super::ctx::header(&req.headers, "accept"),
-        req.query.format.as_deref(),
-    )
+    odata::negotiate(super::ctx::header(&req.headers, "accept"), req.query.format.as_deref())
 }
 
 /// Refuses request bodies in a format the server does not read (Atom/XML).
 fn check_request_content_type(req: &Req) -> Result<(), ApiError> {
-    let ct = super::ctx::header(&req.headers, "content-type")
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let ct = super::ctx::header(&req.headers, "content-type").unwrap_or("").to_ascii_lowercase();
     if ct.starts_with("application/atom+xml") || ct.starts_with("application/xml") {
         return Err(ApiError::new(ErrorCode::AtomFormatNotSupported));
     }

@@ -5,47 +5,28 @@ use super::super::dispatch::Req;
 use super::super::response::{build, no_content};
 use super::super::AppState;
 use super::{check_request_content_type, negotiate};
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::model::continuation;
 use crate::odata::{self, Urls};
 use axum::response::Response;
 use http::StatusCode;
 
 fn urls(ctx: &RequestCtx) -> Urls<'_> {
-    Urls {
-        base: &ctx.base_url,
-        account: &ctx.account,
-    }
-}
-
-fn not_yet_filter() -> ApiError {
-    ApiError::with_message(
-        ErrorCode::NotImplemented,
-        "$filter is not implemented by this server yet.",
-    )
+    Urls { base: &ctx.base_url, account: &ctx.account }
 }
 
 pub fn query_tables(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
     let md = negotiate(req)?;
-    if req.query.filter.is_some() {
-        return Err(not_yet_filter());
-    }
+    let filter = req.query.filter.as_deref().map(crate::filter::parse).transpose()?;
     let top = req.query.page_size()?;
-    let from = req
-        .query
-        .next_table_name
-        .as_deref()
-        .map(|t| continuation::decode(t).unwrap_or_else(|| t.to_owned()));
-    let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top)?;
+    let from =
+        req.query.next_table_name.as_deref().map(|t| continuation::decode(t).unwrap_or_else(|| t.to_owned()));
+    let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top, filter.as_ref())?;
     let mut headers = vec![("content-type", md.content_type().to_owned())];
     if let Some(next) = next {
         headers.push(("x-ms-continuation-nexttablename", continuation::encode(&next)));
     }
-    Ok(build(
-        StatusCode::OK,
-        &headers,
-        odata::table_feed(&names, md, &urls(ctx)),
-    ))
+    Ok(build(StatusCode::OK, &headers, odata::table_feed(&names, md, &urls(ctx))))
 }
 
 pub fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
@@ -64,22 +45,14 @@ pub fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Res
         headers.push(("preference-applied", "return-content".into()));
     }
     headers.push(("content-type", md.content_type().to_owned()));
-    Ok(build(
-        StatusCode::CREATED,
-        &headers,
-        odata::table_response(&name, md, &urls(ctx)),
-    ))
+    Ok(build(StatusCode::CREATED, &headers, odata::table_response(&name, md, &urls(ctx))))
 }
 
 pub fn get_table(state: &AppState, ctx: &RequestCtx, req: &Req, table: &str) -> Result<Response, ApiError> {
     let md = negotiate(req)?;
     let name = state.service.get_table(&ctx.account, table)?;
     let headers = [("content-type", md.content_type().to_owned())];
-    Ok(build(
-        StatusCode::OK,
-        &headers,
-        odata::table_response(&name, md, &urls(ctx)),
-    ))
+    Ok(build(StatusCode::OK, &headers, odata::table_response(&name, md, &urls(ctx))))
 }
 
 pub fn delete_table(state: &AppState, ctx: &RequestCtx, table: &str) -> Result<Response, ApiError> {

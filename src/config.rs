@@ -26,7 +26,8 @@ pub struct Args {
     #[arg(long = "inMemoryPersistence")]
     pub in_memory_persistence: bool,
 
-    /// Silent mode: no access log lines (one per request); warnings and errors still print.
+    /// Silent mode: no access log (one line per request); startup lines, warnings and errors
+    /// still print.
     #[arg(short = 's', long = "silent")]
     pub silent: bool,
 

@@ -43,7 +43,8 @@ fn main() -> std::process::ExitCode {
 }
 
 fn init_tracing(config: &Config) -> Result<(), String> {
-    let default = if config.silent { "warn" } else { "info" };
+    // --silent turns off the access log (one line per request), not the startup lines.
+    let default = if config.silent { "info,aztable::access=off" } else { "info" };
     let filter = EnvFilter::try_from_env("AZTABLE_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let stdout = tracing_subscriber::fmt::layer().with_target(false).with_filter(filter);
     let debug = match &config.debug_log {

@@ -25,10 +25,7 @@ async fn authentication_errors() {
     let r = c.send("GET", "/Tables", &[], None).await;
     assert_eq!(r.status, 403);
     assert_eq!(r.error_code(), "AuthenticationFailed");
-    assert!(r.json()["odata.error"]["message"]["value"]
-        .as_str()
-        .unwrap()
-        .contains("RequestId:"));
+    assert!(r.json()["odata.error"]["message"]["value"].as_str().unwrap().contains("RequestId:"));
 
     // malformed Authorization
     let r = http
@@ -52,10 +49,7 @@ async fn shared_key_lite_and_host_style_urls() {
         .get(format!("{}/Tables", server.endpoint()))
         .header("x-ms-date", &date)
         .header("Accept", "application/json;odata=nometadata")
-        .header(
-            "Authorization",
-            format!("SharedKeyLite {ACCOUNT}:{}", sign(KEY, &sts)),
-        )
+        .header("Authorization", format!("SharedKeyLite {ACCOUNT}:{}", sign(KEY, &sts)))
         .send()
         .await
         .unwrap();
@@ -67,10 +61,7 @@ async fn shared_key_lite_and_host_style_urls() {
         .get(format!("http://127.0.0.1:{}/Tables", server.port))
         .header("Host", format!("{ACCOUNT}.table.localhost:{}", server.port))
         .header("x-ms-date", &date)
-        .header(
-            "Authorization",
-            format!("SharedKey {ACCOUNT}:{}", sign(KEY, &sts)),
-        )
+        .header("Authorization", format!("SharedKey {ACCOUNT}:{}", sign(KEY, &sts)))
         .send()
         .await
         .unwrap();
@@ -81,9 +72,7 @@ async fn shared_key_lite_and_host_style_urls() {
 async fn version_and_routing_errors() {
     let server = TestServer::start();
     let c = server.client();
-    let r = c
-        .send("GET", "/Tables", &[("x-ms-version", "2099-01-01")], None)
-        .await;
+    let r = c.send("GET", "/Tables", &[("x-ms-version", "2099-01-01")], None).await;
     assert_eq!(r.status, 400);
     assert_eq!(r.error_code(), "InvalidHeaderValue");
     assert_eq!(r.header("x-ms-error-code").as_deref(), Some("InvalidHeaderValue"));
@@ -97,17 +86,11 @@ async fn version_and_routing_errors() {
     assert_eq!(r.error_code(), "MethodNotAllowed");
 
     let path = entity_path("t", "a", "b");
-    let r = c
-        .send("PUT", &path, &[("X-HTTP-Method", "MERGE")], Some("{}"))
-        .await;
+    let r = c.send("PUT", &path, &[("X-HTTP-Method", "MERGE")], Some("{}")).await;
     assert_eq!(r.error_code(), "XMethodNotUsingPost");
-    let r = c
-        .send("POST", &path, &[("X-HTTP-Method", "GET")], Some("{}"))
-        .await;
+    let r = c.send("POST", &path, &[("X-HTTP-Method", "GET")], Some("{}")).await;
     assert_eq!(r.error_code(), "XMethodIncorrectValue");
-    let r = c
-        .send("POST", &path, &[("X-HTTP-Method", "MERGE, PUT")], Some("{}"))
-        .await;
+    let r = c.send("POST", &path, &[("X-HTTP-Method", "MERGE, PUT")], Some("{}")).await;
     assert_eq!(r.error_code(), "XMethodIncorrectCount");
 }
 
@@ -117,10 +100,7 @@ async fn entity_validation_errors() {
     let c = server.client();
     assert_eq!(c.create_table("val").await.status, 201);
     let cases = [
-        (
-            json!({"PartitionKey": "a", "RowKey": "1", "bad-name": 1}),
-            "PropertyNameInvalid",
-        ),
+        (json!({"PartitionKey": "a", "RowKey": "1", "bad-name": 1}), "PropertyNameInvalid"),
         (
             json!({"PartitionKey": "a", "RowKey": "2", "S": "x".repeat(32 * 1024 + 1)}),
             "PropertyValueTooLarge",
@@ -137,10 +117,7 @@ async fn entity_validation_errors() {
             json!({"PartitionKey": "a", "RowKey": "5", "G": "not-a-guid", "G@odata.type": "Edm.Guid"}),
             "InvalidInput",
         ),
-        (
-            json!({"PartitionKey": "a", "RowKey": "x".repeat(1025)}),
-            "OutOfRangeInput",
-        ),
+        (json!({"PartitionKey": "a", "RowKey": "x".repeat(1025)}), "OutOfRangeInput"),
         (json!({"PartitionKey": "a\u{1}", "RowKey": "6"}), "InvalidInput"),
         (json!({"RowKey": "7"}), "PropertiesNeedValue"),
     ];
@@ -158,14 +135,7 @@ async fn entity_validation_errors() {
     let r = c.insert("val", serde_json::Value::Object(many)).await;
     assert_eq!(r.error_code(), "TooManyProperties");
     // duplicate property names
-    let r = c
-        .send(
-            "POST",
-            "/val",
-            &[],
-            Some(r#"{"PartitionKey":"a","RowKey":"9","X":1,"X":2}"#),
-        )
-        .await;
+    let r = c.send("POST", "/val", &[], Some(r#"{"PartitionKey":"a","RowKey":"9","X":1,"X":2}"#)).await;
     assert_eq!(r.error_code(), "DuplicatePropertiesSpecified");
     // entity over 1 MiB (20 strings of 30K chars ≈ 1.2 MB in UTF-16)
     let mut big = serde_json::Map::new();
@@ -179,4 +149,21 @@ async fn entity_validation_errors() {
     // nothing above was written
     let v = c.send("GET", "/val()", &[], None).await.json();
     assert_eq!(v["value"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn secondary_endpoint_is_read_only() {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table("geo").await.status, 201);
+    assert_eq!(c.insert("geo", json!({"PartitionKey": "p", "RowKey": "r", "V": 1})).await.status, 201);
+    let mut sec = server.client();
+    sec.endpoint = format!("http://127.0.0.1:{}/{ACCOUNT}-secondary", server.port);
+    let r = sec.get("geo", "p", "r").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["V"], 1);
+    let r = sec.insert("geo", json!({"PartitionKey": "p", "RowKey": "s"})).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(r.error_code(), "AuthorizationFailure");
+    assert_eq!(c.get("geo", "p", "s").await.status, 404);
 }

@@ -13,30 +13,13 @@ async fn acknowledged_writes_survive_sigkill_and_restart() {
     let c = server.client();
     assert_eq!(c.create_table("durable").await.status, 201);
     for i in 0..200 {
-        let r = c
-            .insert(
-                "durable",
-                json!({"PartitionKey": "p", "RowKey": format!("{i:03}"), "I": i}),
-            )
-            .await;
+        let r = c.insert("durable", json!({"PartitionKey": "p", "RowKey": format!("{i:03}"), "I": i})).await;
         assert_eq!(r.status, 201);
     }
     let path = entity_path("durable", "p", "007");
+    assert_eq!(c.send("MERGE", &path, &[("If-Match", "*")], Some(r#"{"M":"merged"}"#)).await.status, 204);
     assert_eq!(
-        c.send("MERGE", &path, &[("If-Match", "*")], Some(r#"{"M":"merged"}"#))
-            .await
-            .status,
-        204
-    );
-    assert_eq!(
-        c.send(
-            "DELETE",
-            &entity_path("durable", "p", "008"),
-            &[("If-Match", "*")],
-            None
-        )
-        .await
-        .status,
+        c.send("DELETE", &entity_path("durable", "p", "008"), &[("If-Match", "*")], None).await.status,
         204
     );
     server.kill(); // SIGKILL: no flush, no clean close
@@ -66,18 +49,10 @@ async fn in_memory_persistence_writes_nothing() {
     let mut server = TestServer::start_with(&["--inMemoryPersistence", "--location", &dir_s], &[]);
     let c = server.client();
     assert_eq!(c.create_table("mem").await.status, 201);
-    assert_eq!(
-        c.insert("mem", json!({"PartitionKey": "a", "RowKey": "b"}))
-            .await
-            .status,
-        201
-    );
+    assert_eq!(c.insert("mem", json!({"PartitionKey": "a", "RowKey": "b"})).await.status, 201);
     assert_eq!(c.get("mem", "a", "b").await.status, 200);
     assert!(server.terminate());
-    assert!(
-        !dir.exists(),
-        "--inMemoryPersistence must not create the data directory"
-    );
+    assert!(!dir.exists(), "--inMemoryPersistence must not create the data directory");
     let server = TestServer::start_with(&["--inMemoryPersistence"], &[]);
     assert_eq!(server.client().send("GET", "/mem()", &[], None).await.status, 404);
 }
@@ -85,10 +60,8 @@ async fn in_memory_persistence_writes_nothing() {
 #[tokio::test]
 async fn extra_accounts_from_azurite_accounts() {
     // key "a2V5MQ==" is base64("key1")
-    let server = TestServer::start_with(
-        &["--inMemoryPersistence"],
-        &[("AZURITE_ACCOUNTS", "acct2:a2V5MQ==")],
-    );
+    let server =
+        TestServer::start_with(&["--inMemoryPersistence"], &[("AZURITE_ACCOUNTS", "acct2:a2V5MQ==")]);
     let mut c = server.client();
     c.account = "acct2".into();
     c.key = "a2V5MQ==".into();
@@ -98,4 +71,17 @@ async fn extra_accounts_from_azurite_accounts() {
     let dev = server.client();
     let r = dev.send("GET", "/other()", &[], None).await;
     assert!(r.status == 404 || r.status == 403, "{}", r.status);
+}
+
+#[tokio::test]
+async fn debug_log_file_and_silent_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("debug.log");
+    let log_s = log.to_str().unwrap().to_owned();
+    let server = TestServer::start_with(&["--inMemoryPersistence", "--silent", "--debug", &log_s], &[]);
+    let c = server.client();
+    assert_eq!(c.create_table("logged").await.status, 201);
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("CreateTable"), "the debug log names each request's operation: {text}");
 }

@@ -11,11 +11,30 @@ use tower::ServiceExt;
 const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 fn app() -> axum::Router {
+    app_with(HttpOptions::default())
+}
+
+fn app_with(options: HttpOptions) -> axum::Router {
     router(Arc::new(AppState {
         service: TableService::new(Arc::new(MemStore::new())),
         accounts: Accounts::with_dev_account(),
-        options: HttpOptions::default(),
+        options,
     }))
+}
+
+/// A SharedKeyLite-signed host-style request (`devstoreaccount1.table.localhost`).
+fn signed_host_style(path: &str) -> http::Request<Body> {
+    let date = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+    let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{date}\n/devstoreaccount1{path}").as_bytes());
+    let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    http::Request::get(path)
+        .header("host", "devstoreaccount1.table.localhost:10002")
+        .header("x-ms-date", date)
+        .header("authorization", format!("SharedKeyLite devstoreaccount1:{sig}"))
+        .body(Body::empty())
+        .unwrap()
 }
 
 /// Builds a SharedKeyLite-signed request (path-style URL).
@@ -123,4 +142,31 @@ async fn batch_with_bad_content_type_is_refused_before_anything_runs() {
         call(&app, signed("POST", "/$batch", &[("content-type", "application/json")], "{}")).await;
     assert_eq!(s, 400, "{body}");
     assert_eq!(body["odata.error"]["code"], "InvalidInput");
+}
+
+#[tokio::test]
+async fn host_style_urls_unless_disabled() {
+    let (s, _, body) = call(&app(), signed_host_style("/Tables")).await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body["odata.metadata"]
+        .as_str()
+        .unwrap()
+        .starts_with("http://devstoreaccount1.table.localhost:10002/$metadata"));
+    let opts = HttpOptions { disable_product_style_url: true, ..HttpOptions::default() };
+    // with product-style URLs off, the first path segment ("Tables") is taken as the
+    // account, and nothing is left to address
+    let (s, _, body) = call(&app_with(opts), signed_host_style("/Tables")).await;
+    assert_eq!(s, 400, "{body}");
+    assert_eq!(body["odata.error"]["code"], "InvalidUri");
+}
+
+#[tokio::test]
+async fn api_version_check_can_be_skipped() {
+    let req = || signed("GET", "/Tables", &[("x-ms-version", "2099-01-01")], "");
+    let (s, _, _) = call(&app(), req()).await;
+    assert_eq!(s, 400);
+    let opts = HttpOptions { skip_api_version_check: true, ..HttpOptions::default() };
+    let (s, h, _) = call(&app_with(opts), req()).await;
+    assert_eq!(s, 200);
+    assert_eq!(h["x-ms-version"], "2099-01-01");
 }

@@ -36,10 +36,7 @@ async fn insert_get_and_every_edm_type_round_trips() {
     let r = c.insert("types", entity).await;
     assert_eq!(r.status, 201, "{}", r.body);
     let etag = r.header("etag").unwrap();
-    assert!(
-        etag.starts_with("W/\"datetime'") && etag.contains("%3A"),
-        "{etag}"
-    );
+    assert!(etag.starts_with("W/\"datetime'") && etag.contains("%3A"), "{etag}");
     assert!(r.header("location").is_some());
 
     let r = c.get("types", "p'1 x%+", "").await;
@@ -54,11 +51,7 @@ async fn insert_get_and_every_edm_type_round_trips() {
     assert_eq!(v["I64"], "-9223372036854775808");
     assert_eq!(v["I64@odata.type"], "Edm.Int64");
     assert_eq!(v["Dbl"], 1.5);
-    assert!(
-        v["Whole"].is_f64(),
-        "integral doubles keep a decimal point: {}",
-        r.body
-    );
+    assert!(v["Whole"].is_f64(), "integral doubles keep a decimal point: {}", r.body);
     assert_eq!(v["Nan"], "NaN");
     assert_eq!(v["Inf"], "-Infinity");
     assert_eq!(v["B"], true);
@@ -69,11 +62,7 @@ async fn insert_get_and_every_edm_type_round_trips() {
     assert_eq!(v["Empty"], "");
     assert!(v.get("Gone").is_none(), "null properties are not stored");
     let ts = v["Timestamp"].as_str().unwrap();
-    assert_eq!(
-        ts.len(),
-        "2013-08-22T00:20:16.3134645Z".len(),
-        "7 fractional digits: {ts}"
-    );
+    assert_eq!(ts.len(), "2013-08-22T00:20:16.3134645Z".len(), "7 fractional digits: {ts}");
 
     let r = c.get("types", "nope", "").await;
     assert_eq!(r.status, 404);
@@ -97,67 +86,32 @@ async fn duplicate_insert_and_missing_table() {
 async fn update_merge_upsert_delete_with_etags() {
     let (_s, c) = setup("ops").await;
     let path = entity_path("ops", "p", "r");
-    let r = c
-        .insert(
-            "ops",
-            json!({"PartitionKey": "p", "RowKey": "r", "A": 1, "B": "x"}),
-        )
-        .await;
+    let r = c.insert("ops", json!({"PartitionKey": "p", "RowKey": "r", "A": 1, "B": "x"})).await;
     let etag1 = r.header("etag").unwrap();
 
     // merge with the right etag keeps B, changes A, adds C
-    let r = c
-        .send(
-            "MERGE",
-            &path,
-            &[("If-Match", &etag1)],
-            Some(&json!({"A": 2, "C": true}).to_string()),
-        )
-        .await;
+    let r =
+        c.send("MERGE", &path, &[("If-Match", &etag1)], Some(&json!({"A": 2, "C": true}).to_string())).await;
     assert_eq!(r.status, 204, "{}", r.body);
     let etag2 = r.header("etag").unwrap();
     assert_ne!(etag1, etag2);
     let v = c.get("ops", "p", "r").await.json();
-    assert_eq!(
-        (v["A"].clone(), v["B"].clone(), v["C"].clone()),
-        (json!(2), json!("x"), json!(true))
-    );
+    assert_eq!((v["A"].clone(), v["B"].clone(), v["C"].clone()), (json!(2), json!("x"), json!(true)));
 
     // stale etag → 412, nothing changes
-    let r = c
-        .send(
-            "PUT",
-            &path,
-            &[("If-Match", &etag1)],
-            Some(&json!({"Z": 1}).to_string()),
-        )
-        .await;
+    let r = c.send("PUT", &path, &[("If-Match", &etag1)], Some(&json!({"Z": 1}).to_string())).await;
     assert_eq!(r.status, 412);
     assert_eq!(r.error_code(), "UpdateConditionNotSatisfied");
     assert_eq!(c.get("ops", "p", "r").await.json()["A"], 2);
 
     // replace drops properties not sent
-    let r = c
-        .send(
-            "PUT",
-            &path,
-            &[("If-Match", "*")],
-            Some(&json!({"Z": 1}).to_string()),
-        )
-        .await;
+    let r = c.send("PUT", &path, &[("If-Match", "*")], Some(&json!({"Z": 1}).to_string())).await;
     assert_eq!(r.status, 204);
     let v = c.get("ops", "p", "r").await.json();
     assert!(v.get("A").is_none() && v["Z"] == 1);
 
     // PATCH and POST+X-HTTP-Method also merge
-    let r = c
-        .send(
-            "PATCH",
-            &path,
-            &[("If-Match", "*")],
-            Some(&json!({"P": 1}).to_string()),
-        )
-        .await;
+    let r = c.send("PATCH", &path, &[("If-Match", "*")], Some(&json!({"P": 1}).to_string())).await;
     assert_eq!(r.status, 204);
     let r = c
         .send(
@@ -176,18 +130,8 @@ async fn update_merge_upsert_delete_with_etags() {
     let r = c.send("PUT", &missing, &[("If-Match", "*")], Some("{}")).await;
     assert_eq!(r.status, 404);
     assert_eq!(r.error_code(), "ResourceNotFound");
-    assert_eq!(
-        c.send("PUT", &missing, &[], Some(&json!({"U": 1}).to_string()))
-            .await
-            .status,
-        204
-    );
-    assert_eq!(
-        c.send("MERGE", &missing, &[], Some(&json!({"V": 2}).to_string()))
-            .await
-            .status,
-        204
-    );
+    assert_eq!(c.send("PUT", &missing, &[], Some(&json!({"U": 1}).to_string())).await.status, 204);
+    assert_eq!(c.send("MERGE", &missing, &[], Some(&json!({"V": 2}).to_string())).await.status, 204);
     let v = c.get("ops", "p", "new").await.json();
     assert!(v["U"] == 1 && v["V"] == 2);
 
@@ -198,10 +142,7 @@ async fn update_merge_upsert_delete_with_etags() {
     assert_eq!(r.status, 400);
     assert_eq!(r.error_code(), "MissingRequiredHeader");
     let etag = c.get("ops", "p", "r").await.header("etag").unwrap();
-    assert_eq!(
-        c.send("DELETE", &path, &[("If-Match", &etag)], None).await.status,
-        204
-    );
+    assert_eq!(c.send("DELETE", &path, &[("If-Match", &etag)], None).await.status, 204);
     let r = c.send("DELETE", &path, &[("If-Match", "*")], None).await;
     assert_eq!(r.status, 404);
 }
@@ -221,9 +162,7 @@ async fn query_pages_in_key_order_with_continuation() {
         let chunk = chunk.to_vec();
         handles.push(tokio::spawn(async move {
             for (p, r) in chunk {
-                let resp = c
-                    .insert("many", json!({"PartitionKey": p, "RowKey": r, "N": 1}))
-                    .await;
+                let resp = c.insert("many", json!({"PartitionKey": p, "RowKey": r, "N": 1})).await;
                 assert_eq!(resp.status, 201);
             }
         }));
@@ -251,10 +190,8 @@ async fn query_pages_in_key_order_with_continuation() {
                 e["RowKey"].as_str().unwrap().to_owned(),
             ));
         }
-        match (
-            resp.header("x-ms-continuation-nextpartitionkey"),
-            resp.header("x-ms-continuation-nextrowkey"),
-        ) {
+        match (resp.header("x-ms-continuation-nextpartitionkey"), resp.header("x-ms-continuation-nextrowkey"))
+        {
             (Some(p), Some(r)) => cont = Some((p, r)),
             _ => break,
         }
@@ -275,42 +212,20 @@ async fn query_pages_in_key_order_with_continuation() {
 #[tokio::test]
 async fn metadata_levels() {
     let (_s, c) = setup("meta").await;
-    c.insert(
-        "meta",
-        json!({"PartitionKey": "p", "RowKey": "r", "I64": "5", "I64@odata.type": "Edm.Int64"}),
-    )
-    .await;
-    let path = entity_path("meta", "p", "r");
-    let none = c
-        .send(
-            "GET",
-            &path,
-            &[("Accept", "application/json;odata=nometadata")],
-            None,
-        )
+    c.insert("meta", json!({"PartitionKey": "p", "RowKey": "r", "I64": "5", "I64@odata.type": "Edm.Int64"}))
         .await;
+    let path = entity_path("meta", "p", "r");
+    let none = c.send("GET", &path, &[("Accept", "application/json;odata=nometadata")], None).await;
     assert!(none.header("content-type").unwrap().contains("odata=nometadata"));
     let v = none.json();
     assert!(v.get("odata.metadata").is_none() && v.get("I64@odata.type").is_none());
     assert_eq!(v["I64"], "5");
-    let full = c
-        .send(
-            "GET",
-            &format!("{path}?$format=application/json;odata=fullmetadata"),
-            &[],
-            None,
-        )
-        .await;
+    let full = c.send("GET", &format!("{path}?$format=application/json;odata=fullmetadata"), &[], None).await;
     let v = full.json();
     assert_eq!(v["odata.type"], "devstoreaccount1.meta");
-    assert!(v["odata.id"]
-        .as_str()
-        .unwrap()
-        .contains("meta(PartitionKey='p',RowKey='r')"));
+    assert!(v["odata.id"].as_str().unwrap().contains("meta(PartitionKey='p',RowKey='r')"));
     assert_eq!(v["Timestamp@odata.type"], "Edm.DateTime");
-    let atom = c
-        .send("GET", &path, &[("Accept", "application/atom+xml")], None)
-        .await;
+    let atom = c.send("GET", &path, &[("Accept", "application/atom+xml")], None).await;
     assert_eq!(atom.status, 415);
 }
 
@@ -318,23 +233,11 @@ async fn metadata_levels() {
 async fn timestamps_strictly_increase_per_entity() {
     let (_s, c) = setup("clock").await;
     let path = entity_path("clock", "p", "r");
-    c.insert("clock", json!({"PartitionKey": "p", "RowKey": "r"}))
-        .await;
-    let mut last = c.get("clock", "p", "r").await.json()["Timestamp"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    c.insert("clock", json!({"PartitionKey": "p", "RowKey": "r"})).await;
+    let mut last = c.get("clock", "p", "r").await.json()["Timestamp"].as_str().unwrap().to_owned();
     for i in 0..20 {
-        assert_eq!(
-            c.send("PUT", &path, &[], Some(&json!({"I": i}).to_string()))
-                .await
-                .status,
-            204
-        );
-        let ts = c.get("clock", "p", "r").await.json()["Timestamp"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        assert_eq!(c.send("PUT", &path, &[], Some(&json!({"I": i}).to_string())).await.status, 204);
+        let ts = c.get("clock", "p", "r").await.json()["Timestamp"].as_str().unwrap().to_owned();
         assert!(ts > last, "{ts} <= {last}");
         last = ts;
     }

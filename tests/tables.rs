@@ -11,14 +11,8 @@ async fn create_list_get_delete_tables() {
     let r = c.create_table("MixedCase1").await;
     assert_eq!(r.status, 201, "{}", r.body);
     assert_eq!(r.json()["TableName"], "MixedCase1");
-    assert!(r.json()["odata.metadata"]
-        .as_str()
-        .unwrap()
-        .ends_with("$metadata#Tables/@Element"));
-    assert!(
-        r.header("preference-applied").is_none(),
-        "no Prefer sent, so no Preference-Applied"
-    );
+    assert!(r.json()["odata.metadata"].as_str().unwrap().ends_with("$metadata#Tables/@Element"));
+    assert!(r.header("preference-applied").is_none(), "no Prefer sent, so no Preference-Applied");
     assert!(r.header("x-ms-request-id").is_some());
     assert_eq!(r.header("x-ms-version").as_deref(), Some("2019-02-02"));
     assert!(r.header("date").is_some());
@@ -30,18 +24,10 @@ async fn create_list_get_delete_tables() {
 
     // Prefer: return-no-content
     let r = c
-        .send(
-            "POST",
-            "/Tables",
-            &[("Prefer", "return-no-content")],
-            Some(r#"{"TableName":"second2"}"#),
-        )
+        .send("POST", "/Tables", &[("Prefer", "return-no-content")], Some(r#"{"TableName":"second2"}"#))
         .await;
     assert_eq!(r.status, 204);
-    assert_eq!(
-        r.header("preference-applied").as_deref(),
-        Some("return-no-content")
-    );
+    assert_eq!(r.header("preference-applied").as_deref(), Some("return-no-content"));
 
     let r = c.send("GET", "/Tables", &[], None).await;
     assert_eq!(r.status, 200);
@@ -107,12 +93,7 @@ async fn delete_table_removes_its_entities() {
     let c = server.client();
     assert_eq!(c.create_table("gone").await.status, 201);
     for i in 0..50 {
-        let r = c
-            .insert(
-                "gone",
-                serde_json::json!({"PartitionKey": "p", "RowKey": format!("{i}")}),
-            )
-            .await;
+        let r = c.insert("gone", serde_json::json!({"PartitionKey": "p", "RowKey": format!("{i}")})).await;
         assert_eq!(r.status, 201);
     }
     assert_eq!(c.send("DELETE", "/Tables('gone')", &[], None).await.status, 204);

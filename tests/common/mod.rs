@@ -79,15 +79,8 @@ impl TestServer {
                 }
             }
         });
-        let port = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("server did not report its port");
-        TestServer {
-            child: Some(child),
-            port,
-            data_dir,
-            _tmp: None,
-        }
+        let port = rx.recv_timeout(Duration::from_secs(60)).expect("server did not report its port");
+        TestServer { child: Some(child), port, data_dir, _tmp: None }
     }
 
     pub fn endpoint(&self) -> String {
@@ -163,10 +156,7 @@ impl Resp {
     }
     /// The `odata.error.code` of an error body.
     pub fn error_code(&self) -> String {
-        self.json()["odata.error"]["code"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
+        self.json()["odata.error"]["code"].as_str().unwrap_or_default().to_owned()
     }
 }
 
@@ -199,13 +189,7 @@ impl Client {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
             .map(|(_, v)| v.to_string())
-            .unwrap_or_else(|| {
-                if body.is_some() {
-                    "application/json".into()
-                } else {
-                    String::new()
-                }
-            });
+            .unwrap_or_else(|| if body.is_some() { "application/json".into() } else { String::new() });
         let mut resource = format!("/{}{}", self.account, parsed.path());
         if let Some(comp) = parsed.query_pairs().find(|(k, _)| k == "comp") {
             resource.push_str(&format!("?comp={}", comp.1));
@@ -213,11 +197,7 @@ impl Client {
         let sts = format!("{method}\n\n{content_type}\n{date}\n{resource}");
         let auth = format!("SharedKey {}:{}", self.account, sign(&self.key, &sts));
         let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut req = self
-            .http
-            .request(m, parsed)
-            .header("x-ms-date", &date)
-            .header("Authorization", auth);
+        let mut req = self.http.request(m, parsed).header("x-ms-date", &date).header("Authorization", auth);
         if !content_type.is_empty() {
             req = req.header("Content-Type", &content_type);
         }
@@ -243,26 +223,15 @@ impl Client {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let body = resp.text().await.unwrap();
-        Resp {
-            status,
-            headers,
-            body,
-        }
+        Resp { status, headers, body }
     }
 
     pub async fn create_table(&self, name: &str) -> Resp {
-        self.send(
-            "POST",
-            "/Tables",
-            &[],
-            Some(&format!(r#"{{"TableName":"{name}"}}"#)),
-        )
-        .await
+        self.send("POST", "/Tables", &[], Some(&format!(r#"{{"TableName":"{name}"}}"#))).await
     }
 
     pub async fn insert(&self, table: &str, entity: serde_json::Value) -> Resp {
-        self.send("POST", &format!("/{table}"), &[], Some(&entity.to_string()))
-            .await
+        self.send("POST", &format!("/{table}"), &[], Some(&entity.to_string())).await
     }
 
     pub async fn get(&self, table: &str, pk: &str, rk: &str) -> Resp {
@@ -280,8 +249,5 @@ pub fn entity_path(table: &str, pk: &str, rk: &str) -> String {
 }
 
 pub fn unique_table(prefix: &str) -> String {
-    format!("{prefix}{}", uuid::Uuid::new_v4().simple())
-        .chars()
-        .take(40)
-        .collect()
+    format!("{prefix}{}", uuid::Uuid::new_v4().simple()).chars().take(40).collect()
 }

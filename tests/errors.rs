@@ -167,3 +167,19 @@ async fn secondary_endpoint_is_read_only() {
     assert_eq!(r.error_code(), "AuthorizationFailure");
     assert_eq!(c.get("geo", "p", "s").await.status, 404);
 }
+
+#[tokio::test]
+async fn malformed_continuation_tokens_are_400() {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table("tok").await.status, 201);
+    for q in [
+        "/tok()?NextPartitionKey=garbage",
+        "/tok()?NextPartitionKey=1!8!abc&NextRowKey=x",
+        "/Tables?NextTableName=nope",
+    ] {
+        let r = c.send("GET", q, &[], None).await;
+        assert_eq!(r.status, 400, "{q}: {}", r.body);
+        assert_eq!(r.error_code(), "InvalidInput", "{q}");
+    }
+}

@@ -39,6 +39,10 @@ pub enum PartitionError {
 
 const STRIPES: usize = 256;
 
+/// How long one page of a scan may run before it is cut with a continuation (the
+/// service's 5 seconds of execution per page).
+pub const SCAN_TIME_BUDGET: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The partition server over one store.
 pub struct Partitions {
     store: Arc<dyn Store>,
@@ -124,8 +128,9 @@ impl Partitions {
 
     /// Scans a table in (PartitionKey, RowKey) order over `range`, resuming at
     /// `resume` (inclusive) when given, keeping at most `limit` entities for which
-    /// `keep` is true. Stops early once `max_examined` entities were read, returning a
-    /// continuation so the client can resume.
+    /// `keep` is true. Stops early once `max_examined` entities were read or
+    /// [`SCAN_TIME_BUDGET`] has passed (possibly with no entity kept: an empty page with a
+    /// continuation is legal), returning a continuation so the client can resume.
     #[allow(clippy::too_many_arguments)]
     pub fn scan_entities(
         &self,
@@ -144,6 +149,7 @@ impl Partitions {
             from = from.max(keys::entity_key(info.id, pk, rk));
         }
         let to = range.to.as_ref().map_or(table_end, |p| p.encode(info.id));
+        let started = std::time::Instant::now();
         let mut page = ScanPage::default();
         if from >= to {
             return Ok(page);
@@ -152,7 +158,9 @@ impl Partitions {
             let (k, v) = item?;
             let (_, pk, rk) = keys::decode_entity_key(&k)
                 .ok_or_else(|| StoreError::Corrupt("undecodable entity key".into()))?;
-            if page.entities.len() == limit || examined == max_examined {
+            let over_budget =
+                examined == max_examined || (examined % 256 == 255 && started.elapsed() >= SCAN_TIME_BUDGET);
+            if page.entities.len() == limit || over_budget {
                 page.next = Some((pk, rk));
                 break;
             }

@@ -60,6 +60,16 @@ fn body_entity(req: &Req, pk: String, rk: String) -> Result<NewEntity, ApiError>
     Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
 }
 
+/// Decodes a continuation token; a token this server did not issue is a 400.
+pub(super) fn decode_token(token: &str) -> Result<String, ApiError> {
+    continuation::decode(token).ok_or_else(|| {
+        ApiError::with_message(
+            ErrorCode::InvalidInput,
+            format!("The continuation token '{token}' is not valid: pass back the value of the x-ms-continuation header unchanged."),
+        )
+    })
+}
+
 fn etag_headers(e: &Entity) -> Vec<(&'static str, String)> {
     vec![("etag", e.etag()), ("dataserviceversion", "3.0;".into())]
 }
@@ -73,12 +83,13 @@ pub fn query_entities(
     let md = negotiate(req)?;
     let filter = req.query.filter.as_deref().map(crate::filter::parse).transpose()?;
     let top = req.query.page_size()?;
-    let decode = |t: &str| continuation::decode(t).unwrap_or_else(|| t.to_owned());
-    let start = req
-        .query
-        .next_partition_key
-        .as_deref()
-        .map(|pk| (decode(pk), req.query.next_row_key.as_deref().map(decode).unwrap_or_default()));
+    let start = match &req.query.next_partition_key {
+        Some(pk) => {
+            let rk = req.query.next_row_key.as_deref().map(decode_token).transpose()?;
+            Some((decode_token(pk)?, rk.unwrap_or_default()))
+        }
+        None => None,
+    };
     let q = QueryEntities { start, top, filter };
     let page = state.service.query_entities(&ctx.account, table, &q)?;
     let select = req.query.select_list();

@@ -19,8 +19,7 @@ pub fn query_tables(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Res
     let md = negotiate(req)?;
     let filter = req.query.filter.as_deref().map(crate::filter::parse).transpose()?;
     let top = req.query.page_size()?;
-    let from =
-        req.query.next_table_name.as_deref().map(|t| continuation::decode(t).unwrap_or_else(|| t.to_owned()));
+    let from = req.query.next_table_name.as_deref().map(super::entities::decode_token).transpose()?;
     let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top, filter.as_ref())?;
     let mut headers = vec![("content-type", md.content_type().to_owned())];
     if let Some(next) = next {

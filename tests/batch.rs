@@ -970,3 +970,24 @@ async fn unauthenticated_batch_is_refused_as_a_whole() {
     assert_eq!(r.error_code(), "AuthenticationFailed");
     assert!(keys(&c, "authz").await.is_empty());
 }
+
+#[tokio::test]
+async fn mixed_url_forms_work_and_another_account_is_refused() {
+    let (_s, c) = setup("mixed").await;
+    // path-style and host-style (no account segment) request lines in one change set
+    let ops = vec![
+        insert(rel("/mixed"), json!({"PartitionKey": "a", "RowKey": "1"})),
+        insert("/mixed".to_owned(), json!({"PartitionKey": "a", "RowKey": "2"})),
+    ];
+    let r = post_batch(&c, python_batch(&ops, "\r\n")).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(keys(&c, "mixed").await, pairs(&[("a", "1"), ("a", "2")]));
+    // an operation addressed to another account fails at its index; nothing is written
+    let ops = vec![
+        insert(rel("/mixed"), json!({"PartitionKey": "a", "RowKey": "3"})),
+        insert("/otheracct/mixed".to_owned(), json!({"PartitionKey": "a", "RowKey": "4"})),
+    ];
+    let r = post_batch(&c, python_batch(&ops, "\r\n")).await;
+    assert_failed(&r, 1, 400, "InvalidInput");
+    assert_eq!(keys(&c, "mixed").await.len(), 2);
+}

@@ -153,7 +153,9 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
         let account = op.account().map(str::to_owned);
         match &first_table {
             None => first_table = Some((account, table)),
-            Some((a, t)) if *a == account && t.eq_ignore_ascii_case(&table) => {}
+            // path-style (`/acct/t`) and host-style (`/t`) request lines may be mixed;
+            // the HTTP layer checks the account of each operation
+            Some((_, t)) if t.eq_ignore_ascii_case(&table) => {}
             Some(_) => {
                 return Err(BatchError::op(
                     index,

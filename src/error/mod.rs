@@ -13,17 +13,24 @@ pub struct ApiError {
     pub message: Cow<'static, str>,
     /// Extra detail sent as `AuthenticationErrorDetail` on 403s.
     pub auth_detail: Option<String>,
+    /// Answer with `Connection: close` (the request body was not fully read).
+    pub close_connection: bool,
 }
 
 impl ApiError {
     /// An error with the code's default message.
     pub fn new(code: ErrorCode) -> Self {
-        ApiError { code, message: Cow::Borrowed(code.default_message()), auth_detail: None }
+        ApiError {
+            code,
+            message: Cow::Borrowed(code.default_message()),
+            auth_detail: None,
+            close_connection: false,
+        }
     }
 
     /// An error with a specific message.
     pub fn with_message(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
-        ApiError { code, message: message.into(), auth_detail: None }
+        ApiError { code, message: message.into(), auth_detail: None, close_connection: false }
     }
 
     /// Returns the HTTP status for this error.

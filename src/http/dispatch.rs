@@ -9,7 +9,7 @@ use super::{error_response, handlers, response, AppState};
 use crate::auth::{self, AuthRequest};
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
-use axum::body::{to_bytes, Body, Bytes};
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::response::Response;
 use http::request::Parts;
@@ -18,6 +18,39 @@ use std::time::Instant;
 
 /// Largest request body read (a batch may be 4 MiB; an entity 1 MiB of data, more as JSON).
 const MAX_BODY: usize = 4 * 1024 * 1024 + 64 * 1024;
+/// How much of an oversized body is read and discarded so the client, still sending,
+/// gets the 413 on a connection it can keep; beyond this the connection is closed.
+const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Reads the whole body, refusing one over [`MAX_BODY`] with 413 `RequestBodyTooLarge`
+/// only after draining it (up to [`DRAIN_LIMIT`]).
+async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    let mut buf = Vec::new();
+    let mut total = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(ApiError::with_message(
+                ErrorCode::InvalidInput,
+                "The request body could not be read.",
+            ));
+        };
+        let Ok(data) = frame.into_data() else { continue };
+        total = total.saturating_add(data.len());
+        if total > DRAIN_LIMIT {
+            let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
+            e.close_connection = true;
+            return Err(e);
+        }
+        if total <= MAX_BODY {
+            buf.extend_from_slice(&data);
+        }
+    }
+    if total > MAX_BODY {
+        return Err(ApiError::new(ErrorCode::RequestBodyTooLarge));
+    }
+    Ok(Bytes::from(buf))
+}
 
 /// A request after its head was understood: what handlers receive.
 pub struct Req {
@@ -118,7 +151,14 @@ async fn handle(
         }
     }
 
-    let body = to_bytes(body, MAX_BODY).await.map_err(|_| ApiError::new(ErrorCode::RequestBodyTooLarge))?;
+    let declared = ctx::header(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > DRAIN_LIMIT) {
+        // not worth reading: answer at once and close the connection
+        let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
+        e.close_connection = true;
+        return Err(e);
+    }
+    let body = read_body(body).await?;
     let req = Req { headers: parts.headers, query, body };
     handlers::handle(state, ctx, endpoint, &req)
 }

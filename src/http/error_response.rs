@@ -21,9 +21,12 @@ pub fn render(err: &ApiError, ctx: &RequestCtx) -> Response {
     }
     let body = odata::error_body(err.code.as_str(), &message, &ctx.request_id, &time);
     let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let headers = [
+    let mut headers = vec![
         ("content-type", Metadata::Minimal.content_type().to_owned()),
         ("x-ms-error-code", err.code.as_str().to_owned()),
     ];
+    if err.close_connection {
+        headers.push(("connection", "close".to_owned()));
+    }
     build(status, &headers, body)
 }

@@ -154,6 +154,12 @@ fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
     let mut table = String::new();
     let mut actions = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
+        if let Some(account) = op.account() {
+            if account != ctx.account && account.strip_suffix("-secondary") != Some(ctx.account.as_str()) {
+                let msg = format!("The operation addresses account '{account}', not '{}'.", ctx.account);
+                return fail(i, &ApiError::with_message(ErrorCode::InvalidInput, msg));
+            }
+        }
         match to_action(op) {
             Ok((t, action)) => {
                 table = t;

@@ -44,3 +44,25 @@ pub fn build(status: StatusCode, headers: &[(&'static str, String)], body: Vec<u
 pub fn no_content(headers: &[(&'static str, String)]) -> Response {
     build(StatusCode::NO_CONTENT, headers, Vec::new())
 }
+
+/// The answer to an insert or a table creation: `201` with the body, or `204` when the
+/// client sent `Prefer: return-no-content`; `Preference-Applied` only when it sent
+/// `Prefer` at all.
+pub fn created(
+    prefer: Option<super::ctx::Prefer>,
+    mut headers: Vec<(&'static str, String)>,
+    md: crate::odata::Metadata,
+    body: impl FnOnce() -> Vec<u8>,
+) -> Response {
+    use super::ctx::Prefer;
+    match prefer {
+        Some(Prefer::ReturnNoContent) => {
+            headers.push(("preference-applied", "return-no-content".into()));
+            return no_content(&headers);
+        }
+        Some(Prefer::ReturnContent) => headers.push(("preference-applied", "return-content".into())),
+        None => {}
+    }
+    headers.push(("content-type", md.content_type().to_owned()));
+    build(StatusCode::CREATED, &headers, body())
+}

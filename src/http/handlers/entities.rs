@@ -2,9 +2,9 @@
 //! UpdateEntity / InsertOrReplaceEntity, MergeEntity / InsertOrMergeEntity,
 //! DeleteEntity.
 
-use super::super::ctx::{header, prefer, Prefer, RequestCtx};
+use super::super::ctx::{header, prefer, RequestCtx};
 use super::super::dispatch::Req;
-use super::super::response::{build, no_content};
+use super::super::response::{build, created, no_content};
 use super::super::AppState;
 use super::{check_request_content_type, negotiate};
 use crate::error::{ApiError, ErrorCode};
@@ -141,44 +141,32 @@ pub fn insert_entity(
     let mut headers = etag_headers(&e);
     headers.push(("location", location.clone()));
     headers.push(("dataserviceid", location));
-    if pref == Some(Prefer::ReturnNoContent) {
-        headers.push(("preference-applied", "return-no-content".into()));
-        return Ok(no_content(&headers));
-    }
-    if pref == Some(Prefer::ReturnContent) {
-        headers.push(("preference-applied", "return-content".into()));
-    }
-    headers.push(("content-type", md.content_type().to_owned()));
-    let body = odata::entity_response(&e, table, md, None, &urls(ctx));
-    Ok(build(StatusCode::CREATED, &headers, body))
+    Ok(created(pref, headers, md, || odata::entity_response(&e, table, md, None, &urls(ctx))))
 }
 
-pub fn update_entity(
+/// `PUT` (Update / Insert Or Replace) or `MERGE`/`PATCH` (Merge / Insert Or Merge).
+pub fn write_entity(
     state: &AppState,
     ctx: &RequestCtx,
     req: &Req,
     table: &str,
-    pk: String,
-    rk: String,
+    (pk, rk): (String, String),
+    mode: WriteMode,
 ) -> Result<Response, ApiError> {
     let cond = condition(req, false)?;
     let new = body_entity(req, pk, rk)?;
-    let e = state.service.update_entity(&ctx.account, table, new, &cond)?;
+    let e = match mode {
+        WriteMode::Replace => state.service.update_entity(&ctx.account, table, new, &cond)?,
+        WriteMode::Merge => state.service.merge_entity(&ctx.account, table, new, &cond)?,
+    };
     Ok(no_content(&etag_headers(&e)))
 }
 
-pub fn merge_entity(
-    state: &AppState,
-    ctx: &RequestCtx,
-    req: &Req,
-    table: &str,
-    pk: String,
-    rk: String,
-) -> Result<Response, ApiError> {
-    let cond = condition(req, false)?;
-    let new = body_entity(req, pk, rk)?;
-    let e = state.service.merge_entity(&ctx.account, table, new, &cond)?;
-    Ok(no_content(&etag_headers(&e)))
+/// Whether a write replaces the entity or merges into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    Replace,
+    Merge,
 }
 
 pub fn delete_entity(

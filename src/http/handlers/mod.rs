@@ -30,8 +30,12 @@ pub fn handle(
         QueryEntities { table } => entities::query_entities(state, ctx, req, &table),
         GetEntity { table, pk, rk } => entities::get_entity(state, ctx, req, &table, &pk, &rk),
         InsertEntity { table } => entities::insert_entity(state, ctx, req, &table),
-        UpdateEntity { table, pk, rk } => entities::update_entity(state, ctx, req, &table, pk, rk),
-        MergeEntity { table, pk, rk } => entities::merge_entity(state, ctx, req, &table, pk, rk),
+        UpdateEntity { table, pk, rk } => {
+            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Replace)
+        }
+        MergeEntity { table, pk, rk } => {
+            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Merge)
+        }
         DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk),
         Preflight => other::preflight(req),
         Batch => batch::batch(state, ctx, req),

@@ -1,8 +1,8 @@
 //! Table handlers: QueryTables, CreateTable, GetTable, DeleteTable.
 
-use super::super::ctx::{prefer, Prefer, RequestCtx};
+use super::super::ctx::{prefer, RequestCtx};
 use super::super::dispatch::Req;
-use super::super::response::{build, no_content};
+use super::super::response::{build, created, no_content};
 use super::super::AppState;
 use super::{check_request_content_type, negotiate};
 use crate::error::ApiError;
@@ -34,17 +34,8 @@ pub fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Res
     let name = odata::parse_table_name(&req.body)?;
     let name = state.service.create_table(&ctx.account, &name)?;
     let location = format!("{}/Tables('{}')", ctx.base_url, name);
-    let mut headers = vec![("location", location.clone()), ("dataserviceid", location)];
-    let pref = prefer(&req.headers);
-    if pref == Some(Prefer::ReturnNoContent) {
-        headers.push(("preference-applied", "return-no-content".into()));
-        return Ok(no_content(&headers));
-    }
-    if pref == Some(Prefer::ReturnContent) {
-        headers.push(("preference-applied", "return-content".into()));
-    }
-    headers.push(("content-type", md.content_type().to_owned()));
-    Ok(build(StatusCode::CREATED, &headers, odata::table_response(&name, md, &urls(ctx))))
+    let headers = vec![("location", location.clone()), ("dataserviceid", location)];
+    Ok(created(prefer(&req.headers), headers, md, || odata::table_response(&name, md, &urls(ctx))))
 }
 
 pub fn get_table(state: &AppState, ctx: &RequestCtx, req: &Req, table: &str) -> Result<Response, ApiError> {

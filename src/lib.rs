@@ -35,3 +35,4 @@ pub mod odata;
 pub mod partition;
 pub mod service;
 pub mod store;
+pub mod xml;

@@ -3,9 +3,12 @@
 //! I/O, no async; the HTTP layer extracts the pieces of the request and calls in here.
 
 mod accounts;
+pub mod sas;
 mod shared_key;
+pub mod sign;
 
 pub use accounts::{Account, Accounts, DEV_ACCOUNT, DEV_KEY};
+pub use sas::{authorize_sas, parse_sas, verify_sas, AccessPolicy, SasContext, SasGrant, SasToken};
 pub use shared_key::{authenticate, AuthRequest};
 
 use crate::error::{ApiError, ErrorCode};

@@ -137,8 +137,10 @@ impl Expr {
             Expr::Bool(b) => write!(f, "{b}"),
             Expr::Not(inner) => {
                 f.write_str("not ")?;
+                // `not not x` needs no parentheses; adding them would make a deeply
+                // negated filter print deeper than the parser's depth limit
                 match **inner {
-                    Expr::Property(_) | Expr::Bool(_) => inner.fmt_bare(f),
+                    Expr::Property(_) | Expr::Bool(_) | Expr::Not(_) => inner.fmt_bare(f),
                     _ => {
                         f.write_char('(')?;
                         inner.fmt_bare(f)?;
@@ -238,7 +240,7 @@ mod tests {
         assert_eq!(a.clone().or(b.clone().or(c.clone())).to_string(), "A eq 1 or (B or true)");
         assert_eq!(a.clone().not().to_string(), "not (A eq 1)");
         assert_eq!(b.clone().not().to_string(), "not B");
-        assert_eq!(b.not().not().to_string(), "not (not B)");
+        assert_eq!(b.not().not().to_string(), "not not B");
         assert_eq!(a.and(c).not().to_string(), "not (A eq 1 and true)");
     }
 

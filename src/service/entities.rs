@@ -7,7 +7,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::filter::{self, Expr, KeyBound, KeyRange};
 use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
 use crate::model::{EdmValue, Entity};
-use crate::partition::{KeyPos, ScanRange, Txn};
+use crate::partition::{KeyPos, ScanRange, Txn, SCAN_TIME_BUDGET};
 
 /// An entity as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,7 +95,7 @@ impl TableService {
     }
 
     /// Query Entities: a page of the entities matching the filter, in key order. The
-    /// filter's key range narrows the scan; the filter itself is applied to every
+    /// filter's key ranges narrow the scan; the filter itself is applied to every
     /// entity scanned.
     pub fn query_entities(
         &self,
@@ -103,18 +103,63 @@ impl TableService {
         table: &str,
         q: &QueryEntities,
     ) -> Result<EntityPage, ServiceError> {
-        let range = q.filter.as_ref().map_or_else(KeyRange::unbounded, filter::plan);
-        if range.is_empty() {
-            self.parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
-            return Ok(EntityPage::default());
-        }
-        let scan =
-            ScanRange { from: range.lower.as_ref().map(lower_pos), to: range.upper.as_ref().map(upper_pos) };
+        self.query_entities_within(account, table, q, MAX_EXAMINED_PER_PAGE)
+    }
+
+    /// [`Self::query_entities`] with the number of entities a page may examine.
+    ///
+    /// The planner's ranges are disjoint and sorted, so they are scanned one after the
+    /// other, all from the resume point: ranges wholly before it are skipped, and a
+    /// page runs on into the next range until it is full or the budget is spent. The
+    /// continuation is always the next row a scan met but did not examine; when a page
+    /// fills up (or runs out of budget) exactly at the end of a range, the following
+    /// ranges are probed with nothing left to keep, which yields their first row, or no
+    /// continuation when none is left.
+    pub(super) fn query_entities_within(
+        &self,
+        account: &str,
+        table: &str,
+        q: &QueryEntities,
+        max_examined: usize,
+    ) -> Result<EntityPage, ServiceError> {
+        let ranges = match &q.filter {
+            Some(f) => filter::plan::plan_ranges(f),
+            None => vec![KeyRange::unbounded()],
+        };
         let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
-        let keep = |e: &Entity| q.filter.as_ref().is_none_or(|f| filter::eval(f, e));
-        let page =
-            self.parts.scan_entities(account, table, &scan, start, q.top, MAX_EXAMINED_PER_PAGE, keep)?;
-        Ok(EntityPage { entities: page.entities, next: page.next })
+        let started = std::time::Instant::now();
+        let mut page = EntityPage::default();
+        let mut examined = 0usize;
+        let mut scanned = false;
+        for range in &ranges {
+            if start.is_some_and(|(pk, rk)| range.ends_before(pk, rk)) {
+                continue;
+            }
+            let scan = ScanRange {
+                from: range.lower.as_ref().map(lower_pos),
+                to: range.upper.as_ref().map(upper_pos),
+            };
+            let limit = q.top.saturating_sub(page.entities.len());
+            let budget =
+                if started.elapsed() >= SCAN_TIME_BUDGET { 0 } else { max_examined.saturating_sub(examined) };
+            let mut seen = 0usize;
+            let keep = |e: &Entity| {
+                seen += 1;
+                q.filter.as_ref().is_none_or(|f| filter::eval(f, e))
+            };
+            let part = self.parts.scan_entities(account, table, &scan, start, limit, budget, keep)?;
+            scanned = true;
+            examined += seen;
+            page.entities.extend(part.entities);
+            if part.next.is_some() {
+                page.next = part.next;
+                break;
+            }
+        }
+        if !scanned {
+            self.parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
+        }
+        Ok(page)
     }
 
     /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.

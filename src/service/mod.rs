@@ -35,4 +35,6 @@ impl TableService {
 }
 
 #[cfg(test)]
+mod query_proptest;
+#[cfg(test)]
 mod tests;

@@ -220,3 +220,13 @@ fn display_round_trips_examples() {
     assert_eq!(p("(A eq 1) and ((B eq 2))").to_string(), "A eq 1 and B eq 2");
     assert_eq!(p("'a' lt PartitionKey").to_string(), "PartitionKey gt 'a'");
 }
+
+#[test]
+fn deeply_negated_filters_print_back_within_the_depth_limit() {
+    for n in [1, 32, 33, 63] {
+        let text = format!("{}A eq 1", "not ".repeat(n));
+        let expr = parse(&text).unwrap_or_else(|e| panic!("{n}: {e}"));
+        let printed = expr.to_string();
+        assert_eq!(parse(&printed), Ok(expr), "{n} nots: {printed}");
+    }
+}

@@ -1,6 +1,7 @@
-//! Property tests: Display round-trips, the planner never drops a match, and the parser
-//! never panics.
+//! Property tests: Display round-trips, the planner never drops a match (and its ranges
+//! are sorted and disjoint), and the parser never panics.
 
+use crate::filter::plan::{plan_ranges, MAX_RANGES};
 use crate::filter::{eval, parse, plan, CmpOp, Expr};
 use crate::model::{EdmValue, Entity, Ticks};
 use proptest::prelude::*;
@@ -123,6 +124,40 @@ proptest! {
             if eval(&filter, &e) {
                 prop_assert!(range.contains(pk, rk), "{} matches ({:?}, {:?}) but plan is {:?}", filter, pk, rk, range);
                 prop_assert!(!range.is_empty(), "{} matches ({:?}, {:?}) but plan is empty", filter, pk, rk);
+            }
+        }
+    }
+
+    #[test]
+    fn plan_ranges_are_sorted_disjoint_and_drop_no_match(
+        filter in key_filter(),
+        rows in prop::collection::vec((key(), key()), 1..16),
+    ) {
+        let ranges = plan_ranges(&filter);
+        prop_assert!(ranges.len() <= MAX_RANGES);
+        prop_assert!(ranges.iter().all(|r| !r.is_empty()), "{}: {:?}", filter, ranges);
+        let hull = plan(&filter);
+        let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        let mut rows = rows;
+        rows.sort_by_key(|(pk, rk)| (utf16(pk), utf16(rk)));
+        let mut last_index = 0;
+        for (pk, rk) in &rows {
+            let e = Entity { partition_key: pk.clone(), row_key: rk.clone(), timestamp: Ticks(0), properties: vec![] };
+            let holding: Vec<usize> = (0..ranges.len()).filter(|&i| ranges[i].contains(pk, rk)).collect();
+            // Disjoint: a row lies in at most one range.
+            prop_assert!(holding.len() <= 1, "{} ({:?}, {:?}) in {:?} of {:?}", filter, pk, rk, holding, ranges);
+            if let Some(&i) = holding.first() {
+                // Sorted: rows in key order meet the ranges in order.
+                prop_assert!(i >= last_index, "{}: ranges out of order {:?}", filter, ranges);
+                last_index = i;
+                prop_assert!(hull.contains(pk, rk));
+                // A resume point at this row skips exactly the ranges before it.
+                for (j, r) in ranges.iter().enumerate() {
+                    prop_assert_eq!(r.ends_before(pk, rk), j < i, "{} {:?}", filter, r);
+                }
+            }
+            if eval(&filter, &e) {
+                prop_assert!(holding.len() == 1, "{} matches ({:?}, {:?}) but ranges are {:?}", filter, pk, rk, ranges);
             }
         }
     }

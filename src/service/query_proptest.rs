@@ -1,0 +1,289 @@
+//! Property test of Query Entities over the in-memory store: for random entities and
+//! random `$filter`s, paging through [`TableService::query_entities`] with small random
+//! page sizes, following every continuation, returns exactly what brute-force
+//! [`filter::eval`] over all entities returns, in (PartitionKey, RowKey) UTF-16 order,
+//! each entity once. Also with a tiny per-page examination budget, so pages cut by the
+//! budget (often empty, with a continuation) are exercised; plus a few fixed cases of
+//! scans over a union of key ranges.
+
+use super::*;
+use crate::filter::{self, CmpOp, Expr};
+use crate::model::{EdmValue, Entity, Ticks};
+use crate::store::mem::MemStore;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+const ACCT: &str = "acct";
+const TABLE: &str = "tbl";
+
+fn svc() -> TableService {
+    let s = TableService::new(Arc::new(MemStore::new()));
+    s.create_table(ACCT, TABLE).expect("create table");
+    s
+}
+
+/// Keys from a tiny alphabet, empty string included, so that they collide and sort
+/// differently in UTF-8 and UTF-16 (U+E000 vs U+10000).
+fn key() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(vec!['a', 'b', '\u{E000}', '\u{10000}']), 0..3)
+        .prop_map(|cs| cs.into_iter().collect())
+}
+
+/// Values from small domains of every Edm type, so that equalities happen.
+fn value() -> impl Strategy<Value = EdmValue> {
+    prop_oneof![
+        (-2i32..3).prop_map(EdmValue::Int32),
+        (-2i64..3).prop_map(EdmValue::Int64),
+        prop::sample::select(vec![-1.5, 0.0, 1.0, 2.5]).prop_map(EdmValue::Double),
+        key().prop_map(EdmValue::String),
+        any::<bool>().prop_map(EdmValue::Boolean),
+        (0i64..3).prop_map(|t| EdmValue::DateTime(Ticks(t * 10_000_000))),
+        prop::sample::select(vec![0u8, 1]).prop_map(|b| EdmValue::Guid([b; 16])),
+        prop::collection::vec(0u8..2, 0..2).prop_map(EdmValue::Binary),
+    ]
+}
+
+const PROPS: [&str; 3] = ["A", "B", "C"];
+
+fn entity() -> impl Strategy<Value = NewEntity> {
+    (key(), key(), prop::collection::btree_map(prop::sample::select(PROPS.to_vec()), value(), 0..3)).prop_map(
+        |(pk, rk, props)| NewEntity {
+            partition_key: pk,
+            row_key: rk,
+            properties: props.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
+        },
+    )
+}
+
+fn op() -> impl Strategy<Value = CmpOp> {
+    prop::sample::select(CmpOp::ALL.to_vec())
+}
+
+/// Random filters over the keys (mostly with string literals, sometimes not) and the
+/// custom properties (one of them never set), with `and`, `or` and `not`.
+fn filter_expr() -> impl Strategy<Value = Expr> {
+    let key_name = prop::sample::select(vec!["PartitionKey", "RowKey"]);
+    let prop_name = prop::sample::select(vec!["A", "B", "C", "Missing"]);
+    let leaf = prop_oneof![
+        6 => (key_name.clone(), op(), key()).prop_map(|(p, o, k)| Expr::compare(p, o, EdmValue::String(k))),
+        1 => (key_name, op(), value()).prop_map(|(p, o, v)| Expr::compare(p, o, v)),
+        3 => (prop_name.clone(), op(), value()).prop_map(|(p, o, v)| Expr::compare(p, o, v)),
+        1 => prop_name.prop_map(|p| Expr::Property(p.to_owned())),
+        1 => any::<bool>().prop_map(Expr::Bool),
+    ];
+    leaf.prop_recursive(4, 12, 2, |inner| {
+        prop_oneof![
+            1 => inner.clone().prop_map(Expr::not),
+            2 => (inner.clone(), inner.clone()).prop_map(|(a, b)| a.and(b)),
+            2 => (inner.clone(), inner).prop_map(|(a, b)| a.or(b)),
+        ]
+    })
+}
+
+fn utf16_key(e: &Entity) -> (Vec<u16>, Vec<u16>) {
+    (e.partition_key.encode_utf16().collect(), e.row_key.encode_utf16().collect())
+}
+
+/// Inserts the entities (a later one with the same keys replaces an earlier one) and
+/// returns what the table holds, in UTF-16 key order.
+fn load(s: &TableService, entities: Vec<NewEntity>) -> Vec<Entity> {
+    let mut all = BTreeMap::new();
+    for new in entities {
+        let e = s.update_entity(ACCT, TABLE, new, &Condition::Upsert).expect("upsert");
+        all.insert(utf16_key(&e), e);
+    }
+    all.into_values().collect()
+}
+
+/// Pages through a query with the page sizes `tops` (cycled) and the budget, checking
+/// each page's shape; returns the concatenated pages and the number of pages.
+fn page_through(
+    s: &TableService,
+    filter: Option<&Expr>,
+    tops: &[usize],
+    budget: usize,
+) -> Result<(Vec<Entity>, usize), TestCaseError> {
+    let mut out: Vec<Entity> = Vec::new();
+    let mut start: Option<(String, String)> = None;
+    for pages in 1..=10_000 {
+        let top = tops[pages % tops.len()];
+        let q = QueryEntities { start: start.clone(), top, filter: filter.cloned() };
+        let page = s
+            .query_entities_within(ACCT, TABLE, &q, budget)
+            .map_err(|e| TestCaseError::fail(format!("query failed: {e:?}")))?;
+        prop_assert!(page.entities.len() <= top, "page of {} for top {}", page.entities.len(), top);
+        if page.next.is_some() && page.entities.is_empty() {
+            prop_assert!(budget < 10_000, "an empty page with a continuation but no budget cut");
+        }
+        out.extend(page.entities);
+        let Some(next) = page.next else { return Ok((out, pages)) };
+        // Progress: the continuation moves strictly forward.
+        let u = |(p, r): &(String, String)| {
+            (p.encode_utf16().collect::<Vec<u16>>(), r.encode_utf16().collect::<Vec<u16>>())
+        };
+        if let Some(prev) = &start {
+            prop_assert!(u(&next) > u(prev), "continuation {next:?} does not move past {prev:?}");
+        }
+        start = Some(next);
+    }
+    Err(TestCaseError::fail("more than 10,000 pages"))
+}
+
+fn check_query(
+    entities: Vec<NewEntity>,
+    filter: Expr,
+    tops: Vec<usize>,
+    budget: usize,
+) -> Result<(), TestCaseError> {
+    let s = svc();
+    let all = load(&s, entities);
+    let expected: Vec<&Entity> = all.iter().filter(|e| filter::eval(&filter, e)).collect();
+    let (got, _) = page_through(&s, Some(&filter), &tops, budget)?;
+    let keys =
+        |v: &[&Entity]| v.iter().map(|e| (e.partition_key.clone(), e.row_key.clone())).collect::<Vec<_>>();
+    let got_refs: Vec<&Entity> = got.iter().collect();
+    prop_assert_eq!(keys(&got_refs), keys(&expected), "filter: {}", filter);
+    prop_assert!(got_refs == expected, "filter {}: same keys, different entities", filter);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn paged_query_equals_brute_force(
+        entities in prop::collection::vec(entity(), 0..40),
+        filter in filter_expr(),
+        tops in prop::collection::vec(1usize..7, 1..5),
+    ) {
+        check_query(entities, filter, tops, MAX_EXAMINED_FOR_TESTS)?;
+    }
+
+    #[test]
+    fn paged_query_with_a_tiny_budget_equals_brute_force(
+        entities in prop::collection::vec(entity(), 0..40),
+        filter in filter_expr(),
+        tops in prop::collection::vec(1usize..7, 1..5),
+        budget in 1usize..4,
+    ) {
+        check_query(entities, filter, tops, budget)?;
+    }
+
+    #[test]
+    fn unfiltered_paging_returns_every_entity_once(
+        entities in prop::collection::vec(entity(), 0..40),
+        tops in prop::collection::vec(1usize..7, 1..5),
+        budget in prop::sample::select(vec![1usize, 2, MAX_EXAMINED_FOR_TESTS]),
+    ) {
+        let s = svc();
+        let all = load(&s, entities);
+        let (got, _) = page_through(&s, None, &tops, budget)?;
+        prop_assert!(got == all);
+    }
+}
+
+/// The production budget, for the cases that do not cut pages by it.
+const MAX_EXAMINED_FOR_TESTS: usize = 10_000;
+
+fn new(pk: &str, rk: &str) -> NewEntity {
+    NewEntity { partition_key: pk.into(), row_key: rk.into(), properties: Vec::new() }
+}
+
+fn query(
+    s: &TableService,
+    filter: &str,
+    start: Option<(&str, &str)>,
+    top: usize,
+    budget: usize,
+) -> EntityPage {
+    let filter = filter::parse(filter).expect("filter parses");
+    let q =
+        QueryEntities { start: start.map(|(p, r)| (p.to_owned(), r.to_owned())), top, filter: Some(filter) };
+    s.query_entities_within(ACCT, TABLE, &q, budget).expect("query")
+}
+
+fn keys(page: &EntityPage) -> Vec<(&str, &str)> {
+    page.entities.iter().map(|e| (e.partition_key.as_str(), e.row_key.as_str())).collect()
+}
+
+fn next(page: &EntityPage) -> Option<(&str, &str)> {
+    page.next.as_ref().map(|(p, r)| (p.as_str(), r.as_str()))
+}
+
+/// Partitions `a` (2 rows), `m` (50 rows) and `z` (2 rows).
+fn three_partitions() -> TableService {
+    let s = svc();
+    for (pk, n) in [("a", 2), ("m", 50), ("z", 2)] {
+        for i in 0..n {
+            s.insert_entity(ACCT, TABLE, new(pk, &format!("{i:02}"))).expect("insert");
+        }
+    }
+    s
+}
+
+#[test]
+fn or_of_partitions_skips_what_lies_between() {
+    let s = three_partitions();
+    // A budget of 4 examined entities is enough: partition m is never read.
+    let page = query(&s, "PartitionKey eq 'a' or PartitionKey eq 'z'", None, 1000, 4);
+    assert_eq!(keys(&page), [("a", "00"), ("a", "01"), ("z", "00"), ("z", "01")]);
+    assert_eq!(page.next, None);
+}
+
+#[test]
+fn a_page_full_at_a_range_end_continues_at_the_next_range() {
+    let s = three_partitions();
+    let f = "PartitionKey eq 'z' or PartitionKey eq 'a'";
+    let page = query(&s, f, None, 2, 10_000);
+    assert_eq!(keys(&page), [("a", "00"), ("a", "01")]);
+    assert_eq!(next(&page), Some(("z", "00")));
+    let page = query(&s, f, Some(("z", "00")), 2, 10_000);
+    assert_eq!(keys(&page), [("z", "00"), ("z", "01")]);
+    assert_eq!(page.next, None);
+    // Nothing after the last range: no continuation.
+    let page = query(&s, "PartitionKey eq 'a' or PartitionKey eq 'b'", None, 2, 10_000);
+    assert_eq!(keys(&page), [("a", "00"), ("a", "01")]);
+    assert_eq!(page.next, None);
+}
+
+#[test]
+fn a_spent_budget_cuts_at_the_next_row_examined() {
+    let s = three_partitions();
+    let f = "PartitionKey eq 'a' or PartitionKey eq 'z'";
+    // The budget runs out exactly at the end of partition a.
+    let page = query(&s, f, None, 1000, 2);
+    assert_eq!(keys(&page), [("a", "00"), ("a", "01")]);
+    assert_eq!(next(&page), Some(("z", "00")));
+    // A filter that rejects what it examines: empty pages with continuations.
+    let f = "(PartitionKey eq 'a' or PartitionKey eq 'z') and RowKey eq '01'";
+    let page = query(&s, "PartitionKey eq 'a' and Missing eq 1 or PartitionKey eq 'z'", None, 1000, 1);
+    assert_eq!(keys(&page), []);
+    assert_eq!(next(&page), Some(("a", "01")));
+    let page = query(&s, "PartitionKey eq 'a' and Missing eq 1 or PartitionKey eq 'z'", next(&page), 1000, 1);
+    assert_eq!(keys(&page), []);
+    assert_eq!(next(&page), Some(("z", "00")));
+    let page = query(&s, f, None, 1000, 1);
+    assert_eq!(keys(&page), [("a", "01")]);
+    assert_eq!(next(&page), Some(("z", "01")));
+    let page = query(&s, f, Some(("z", "01")), 1000, 1);
+    assert_eq!(keys(&page), [("z", "01")]);
+    assert_eq!(page.next, None);
+}
+
+#[test]
+fn a_resume_point_skips_earlier_ranges() {
+    let s = three_partitions();
+    let f = "PartitionKey eq 'a' or PartitionKey eq 'm' and RowKey ge '48' or PartitionKey eq 'z'";
+    let page = query(&s, f, Some(("m", "49")), 1000, 10_000);
+    assert_eq!(keys(&page), [("m", "49"), ("z", "00"), ("z", "01")]);
+    // A resume point between ranges starts at the next range.
+    let page = query(&s, f, Some(("b", "")), 1000, 10_000);
+    assert_eq!(keys(&page), [("m", "48"), ("m", "49"), ("z", "00"), ("z", "01")]);
+    // Past every range: an empty last page.
+    let page = query(&s, f, Some(("zz", "")), 1000, 10_000);
+    assert_eq!((page.entities.len(), page.next), (0, None));
+    // ...which still needs the table to exist.
+    let q =
+        QueryEntities { start: Some(("zz".into(), String::new())), top: 10, filter: filter::parse(f).ok() };
+    assert!(matches!(s.query_entities(ACCT, "nope", &q), Err(ServiceError::TableNotFound)));
+}

@@ -1,0 +1,139 @@
+//! Criterion benches of the per-request hot paths: storage key encoding, entity JSON
+//! decode/encode, `$filter` parse + evaluation, `$batch` parsing of a 100-operation change
+//! set, and SharedKey signature verification. Run with `cargo bench --bench hot_paths`.
+
+use aztable::auth::sign::{decode_key, shared_key_authorization, SignParts};
+use aztable::auth::{authenticate, Accounts, AuthRequest, DEV_ACCOUNT, DEV_KEY};
+use aztable::model::entity::Entity;
+use aztable::model::time::Ticks;
+use aztable::odata::{entity_response, parse_entity, Metadata, Urls};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use http::{HeaderMap, HeaderValue};
+use std::hint::black_box;
+
+/// A ~1 KB entity body like the load tool's.
+fn entity_body(pk: &str, rk: &str) -> Vec<u8> {
+    let data: String = (0..850u32).map(|i| char::from(b'a' + (i * 7 % 26) as u8)).collect();
+    format!(
+        "{{\"PartitionKey\":\"{pk}\",\"RowKey\":\"{rk}\",\"Data\":\"{data}\",\"Count\":42,\
+         \"Big@odata.type\":\"Edm.Int64\",\"Big\":\"1234567890123\",\"Ratio\":0.5,\"Flag\":true,\
+         \"When@odata.type\":\"Edm.DateTime\",\"When\":\"2024-01-02T12:34:56.1234567Z\",\
+         \"Id@odata.type\":\"Edm.Guid\",\"Id\":\"00000000-0000-4000-8000-00000000002a\",\"Tag\":\"hay3\"}}"
+    )
+    .into_bytes()
+}
+
+fn entity() -> Entity {
+    let parsed = parse_entity(&entity_body("p0000042", "r000042000")).expect("valid entity");
+    Entity {
+        partition_key: "p0000042".into(),
+        row_key: "r000042000".into(),
+        timestamp: Ticks(638_400_000_000_000_000),
+        properties: parsed.properties,
+    }
+}
+
+fn keys(c: &mut Criterion) {
+    c.bench_function("keys/entity_key", |b| {
+        b.iter(|| {
+            aztable::store::keys::entity_key(black_box(42), black_box("p0000042"), black_box("r000042000"))
+        })
+    });
+}
+
+fn odata(c: &mut Criterion) {
+    let body = entity_body("p0000042", "r000042000");
+    let mut g = c.benchmark_group("odata");
+    g.throughput(Throughput::Bytes(body.len() as u64));
+    g.bench_function("parse_entity_1k", |b| b.iter(|| parse_entity(black_box(&body)).expect("parses")));
+    let e = entity();
+    let urls = Urls { base: "http://127.0.0.1:10002/devstoreaccount1", account: DEV_ACCOUNT };
+    for (name, md) in [("nometadata", Metadata::None), ("fullmetadata", Metadata::Full)] {
+        g.bench_function(format!("entity_response_1k_{name}"), |b| {
+            b.iter(|| entity_response(black_box(&e), "mytable", md, None, &urls))
+        });
+    }
+    g.finish();
+}
+
+fn filter(c: &mut Criterion) {
+    let text = "PartitionKey eq 'p0000042' and RowKey ge 'r000042000' and RowKey lt 'r000042010' \
+                and (Count gt 10 or Tag eq 'needle') and Flag eq true";
+    let e = entity();
+    let expr = aztable::filter::parse(text).expect("parses");
+    let mut g = c.benchmark_group("filter");
+    g.bench_function("parse", |b| b.iter(|| aztable::filter::parse(black_box(text)).expect("parses")));
+    g.bench_function("eval", |b| b.iter(|| aztable::filter::eval(black_box(&expr), black_box(&e))));
+    let scan = aztable::filter::parse("Tag eq 'needle'").expect("parses");
+    g.bench_function("eval_non_key_miss", |b| {
+        b.iter(|| aztable::filter::eval(black_box(&scan), black_box(&e)))
+    });
+    g.finish();
+}
+
+/// A `$batch` body with one change set of 100 inserts into partition `p`.
+fn batch_body() -> (String, Vec<u8>) {
+    let mut body = String::from("--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n");
+    for i in 0..100 {
+        let entity = String::from_utf8(entity_body("p", &format!("r{i:09}"))).expect("utf-8");
+        body.push_str(&format!(
+            "--changeset_c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+             POST http://127.0.0.1:10002/devstoreaccount1/mytable HTTP/1.1\r\n\
+             Content-Type: application/json\r\nAccept: application/json;odata=nometadata\r\n\
+             Prefer: return-no-content\r\nDataServiceVersion: 3.0;\r\n\r\n{entity}\r\n"
+        ));
+    }
+    body.push_str("--changeset_c--\r\n\r\n--batch_b--\r\n");
+    ("multipart/mixed; boundary=batch_b".into(), body.into_bytes())
+}
+
+fn batch(c: &mut Criterion) {
+    let (ct, body) = batch_body();
+    let limits = aztable::batch::Limits::default();
+    let mut g = c.benchmark_group("batch");
+    g.throughput(Throughput::Elements(100));
+    g.bench_function("parse_100_ops", |b| {
+        b.iter(|| {
+            let parsed = aztable::batch::parse(black_box(&ct), black_box(&body), &limits).expect("parses");
+            assert_eq!(parsed.ops.len(), 100);
+            parsed
+        })
+    });
+    g.bench_function("parse_100_ops_and_entities", |b| {
+        b.iter(|| {
+            let parsed = aztable::batch::parse(black_box(&ct), black_box(&body), &limits).expect("parses");
+            parsed
+                .ops
+                .iter()
+                .map(|op| parse_entity(&op.body).map(|e| e.properties.len()).unwrap_or(0))
+                .sum::<usize>()
+        })
+    });
+    g.finish();
+}
+
+fn auth(c: &mut Criterion) {
+    let accounts = Accounts::with_dev_account();
+    let account = accounts.get(DEV_ACCOUNT).expect("dev account");
+    let key = decode_key(DEV_KEY).expect("dev key");
+    let date = "Sun, 11 Oct 2009 21:49:13 GMT";
+    let path = "/devstoreaccount1/mytable(PartitionKey='p0000042',RowKey='r000042000')";
+    let parts =
+        SignParts { method: "GET", raw_path: path, query: None, content_md5: "", content_type: "", date };
+    let mut headers = HeaderMap::new();
+    headers.insert("x-ms-date", HeaderValue::from_static(date));
+    let authorization = shared_key_authorization(DEV_ACCOUNT, &key, &parts);
+    headers.insert(http::header::AUTHORIZATION, HeaderValue::from_str(&authorization).expect("header"));
+    let req = AuthRequest { method: "GET", raw_path: path, query: None, headers: &headers };
+    let mut g = c.benchmark_group("auth");
+    g.bench_function("authenticate_shared_key", |b| {
+        b.iter(|| authenticate(black_box(&req), account, Some("/devstoreaccount1")).expect("verifies"))
+    });
+    g.bench_function("sign_shared_key", |b| {
+        b.iter(|| shared_key_authorization(DEV_ACCOUNT, &key, black_box(&parts)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, keys, odata, filter, batch, auth);
+criterion_main!(benches);

@@ -1,0 +1,442 @@
+//! The scenarios: table setup, batch preload, N workers (one keep-alive connection each)
+//! running one kind of request until the deadline or the request budget, then clean-up.
+
+use crate::client::{encode_query_value, Conn, Req, Target};
+use crate::entity::{
+    batch_body, batch_failed, count_entities, entity_json, preload_tag, Layout, Rng, BATCH_SIZE, NEEDLE_EVERY,
+};
+use crate::stats::{rss_kb, Recorder, Report};
+use http::Method;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The load patterns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    InsertManyPartitions,
+    InsertOnePartition,
+    PointRead,
+    BatchInsert,
+    RangeQuery,
+    FilteredScan,
+    Mixed,
+    PageAll,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 8] = [
+        Scenario::InsertManyPartitions,
+        Scenario::InsertOnePartition,
+        Scenario::PointRead,
+        Scenario::BatchInsert,
+        Scenario::RangeQuery,
+        Scenario::FilteredScan,
+        Scenario::Mixed,
+        Scenario::PageAll,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::InsertManyPartitions => "insert-many-partitions",
+            Scenario::InsertOnePartition => "insert-one-partition",
+            Scenario::PointRead => "point-read",
+            Scenario::BatchInsert => "batch-insert",
+            Scenario::RangeQuery => "range-query",
+            Scenario::FilteredScan => "filtered-scan",
+            Scenario::Mixed => "mixed",
+            Scenario::PageAll => "page-all",
+        }
+    }
+
+    /// Parses a comma-separated list; `all` is every scenario.
+    pub fn parse_list(list: &str) -> Result<Vec<Scenario>, String> {
+        let mut out = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if name == "all" {
+                out.extend(Scenario::ALL);
+                continue;
+            }
+            let s = Scenario::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+                let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
+                format!("unknown scenario '{name}' (one of: all, {})", names.join(", "))
+            })?;
+            out.push(s);
+        }
+        if out.is_empty() {
+            return Err("no scenario given".into());
+        }
+        Ok(out)
+    }
+
+    /// Whether the scenario reads preloaded entities.
+    pub fn reads_preloaded(self) -> bool {
+        matches!(
+            self,
+            Scenario::PointRead
+                | Scenario::RangeQuery
+                | Scenario::FilteredScan
+                | Scenario::Mixed
+                | Scenario::PageAll
+        )
+    }
+}
+
+/// Settings shared by every scenario of an invocation.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub connections: usize,
+    pub duration: Duration,
+    pub max_requests: Option<u64>,
+    /// Explicit `--preload`; `None`: 10,000 for scenarios that read, 0 for the others.
+    pub preload: Option<u64>,
+    pub partition_size: u64,
+    pub range_size: u64,
+    pub read_percent: u64,
+    /// Use (and keep) this table; an existing one is not preloaded again.
+    pub table: Option<String>,
+    pub keep_tables: bool,
+    pub pid: Option<u32>,
+    pub seed: u64,
+}
+
+/// Default preload of scenarios that read.
+pub const DEFAULT_PRELOAD: u64 = 10_000;
+
+struct Ctx {
+    target: Arc<Target>,
+    scenario: Scenario,
+    table: String,
+    layout: Layout,
+    range_size: u64,
+    read_percent: u64,
+    run_id: u64,
+    deadline: Instant,
+    max_requests: Option<u64>,
+    started: AtomicU64,
+}
+
+impl Ctx {
+    /// Whether another operation may start.
+    fn take(&self) -> bool {
+        if Instant::now() >= self.deadline {
+            return false;
+        }
+        match self.max_requests {
+            Some(max) => self.started.fetch_add(1, Ordering::Relaxed) < max,
+            None => true,
+        }
+    }
+
+    fn entity_path(&self, pk: &str, rk: &str) -> String {
+        format!("{}/{}(PartitionKey='{pk}',RowKey='{rk}')", self.target.base_path, self.table)
+    }
+}
+
+/// Runs `scenario` against `target` and returns its report.
+pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Result<Report, String> {
+    let run_id = Rng::new(params.seed ^ now_nanos()).next_u64();
+    let table = params
+        .table
+        .clone()
+        .unwrap_or_else(|| format!("bench{}{:08x}", scenario.name().replace('-', ""), run_id as u32));
+    let preload = params.preload.unwrap_or(if scenario.reads_preloaded() { DEFAULT_PRELOAD } else { 0 });
+    if scenario.reads_preloaded() && preload == 0 {
+        return Err(format!("{}: needs --preload > 0", scenario.name()));
+    }
+    if scenario == Scenario::RangeQuery && params.range_size > params.partition_size.min(preload) {
+        return Err("range-query: --range-size must not exceed the partition size and the preload".into());
+    }
+    let layout = Layout { entities: preload, partition_size: params.partition_size };
+    let mut report = Report::new(scenario.name(), &target.endpoint, &table, params.connections);
+    report.preload = preload;
+
+    let mut conn = Conn::connect(target.clone()).await?;
+    let created = create_table(&mut conn, &target, &table).await?;
+    if !created && params.table.is_none() {
+        return Err(format!("table {table} already exists"));
+    }
+    if created && preload > 0 {
+        let took = preload_table(&target, &table, layout, params.connections).await?;
+        report.preload_entities_per_s = preload as f64 / took.as_secs_f64().max(1e-9);
+    }
+
+    let ctx = Arc::new(Ctx {
+        target: target.clone(),
+        scenario,
+        table: table.clone(),
+        layout,
+        range_size: params.range_size,
+        read_percent: params.read_percent,
+        run_id,
+        deadline: Instant::now() + params.duration,
+        max_requests: params.max_requests,
+        started: AtomicU64::new(0),
+    });
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for worker in 0..params.connections {
+        let ctx = ctx.clone();
+        let seed = params.seed.wrapping_add(worker as u64 * 7919) ^ run_id;
+        tasks.push(tokio::spawn(async move { work(ctx, worker as u64, seed).await }));
+    }
+    let mut rec = Recorder::default();
+    for task in tasks {
+        rec.merge(task.await.map_err(|e| format!("worker: {e}"))??);
+    }
+    report.finish(rec, start.elapsed());
+    report.rss_kb = params.pid.and_then(rss_kb);
+
+    if params.table.is_none() && !params.keep_tables {
+        let req = Req::new(Method::DELETE, format!("{}/Tables('{table}')", target.base_path));
+        let resp = conn.send(&req).await?;
+        if !resp.ok() {
+            eprintln!("warning: deleting table {table} answered {}", resp.status);
+        }
+    }
+    Ok(report)
+}
+
+fn now_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Creates the table; `Ok(false)` if it already exists.
+async fn create_table(conn: &mut Conn, target: &Target, table: &str) -> Result<bool, String> {
+    let body = serde_json::json!({ "TableName": table }).to_string().into_bytes();
+    let req = Req::new(Method::POST, format!("{}/Tables", target.base_path))
+        .json(body)
+        .header("prefer", "return-no-content");
+    let resp = conn.send(&req).await?;
+    match resp.status {
+        200..=299 => Ok(true),
+        409 => Ok(false),
+        s => Err(format!("create table {table}: HTTP {s}: {}", String::from_utf8_lossy(&resp.body))),
+    }
+}
+
+/// Fills the table with `layout.entities` entities through 100-entity batches over
+/// `connections` connections; returns the time taken.
+async fn preload_table(
+    target: &Arc<Target>,
+    table: &str,
+    layout: Layout,
+    connections: usize,
+) -> Result<Duration, String> {
+    let ranges = Arc::new(layout.batch_ranges());
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for worker in 0..connections {
+        let (target, ranges, next, table) = (target.clone(), ranges.clone(), next.clone(), table.to_string());
+        tasks.push(tokio::spawn(async move {
+            let mut conn = Conn::connect(target.clone()).await?;
+            let mut rng = Rng::new(worker as u64 + 1);
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(s, e)) = ranges.get(k) else { return Ok::<(), String>(()) };
+                let entities: Vec<Vec<u8>> = (s..e)
+                    .map(|i| {
+                        entity_json(
+                            &layout.partition_key(i),
+                            &Layout::row_key(i),
+                            i,
+                            &preload_tag(i),
+                            &mut rng,
+                        )
+                    })
+                    .collect();
+                let (ct, body) = batch_body(&target.base_url, &table, k as u64, &entities);
+                let req = Req::new(Method::POST, format!("{}/$batch", target.base_path))
+                    .with_body(ct, body)
+                    .header("x-ms-client-request-id", format!("preload-{k}"));
+                let resp = conn.send(&req).await?;
+                if !resp.ok() || batch_failed(&resp.body) {
+                    let text = String::from_utf8_lossy(&resp.body);
+                    return Err(format!("preload batch {k}: HTTP {}: {:.300}", resp.status, text));
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.map_err(|e| format!("preload worker: {e}"))??;
+    }
+    Ok(start.elapsed())
+}
+
+/// One worker: its own connection, operations until the context says stop.
+async fn work(ctx: Arc<Ctx>, worker: u64, seed: u64) -> Result<Recorder, String> {
+    let mut conn = Conn::connect(ctx.target.clone()).await?;
+    let mut rng = Rng::new(seed);
+    let mut rec = Recorder::default();
+    let mut seq = 0u64;
+    while ctx.take() {
+        seq += 1;
+        match ctx.scenario {
+            Scenario::InsertManyPartitions | Scenario::InsertOnePartition => {
+                let (pk, rk) = if ctx.scenario == Scenario::InsertManyPartitions {
+                    (format!("i{:08x}w{worker:03}n{seq:09}", ctx.run_id as u32), "r".to_string())
+                } else {
+                    (format!("one{:08x}", ctx.run_id as u32), format!("w{worker:03}n{seq:09}"))
+                };
+                let body = entity_json(&pk, &rk, seq, "hay", &mut rng);
+                let req = Req::new(Method::POST, format!("{}/{}", ctx.target.base_path, ctx.table))
+                    .json(body)
+                    .header("prefer", "return-no-content");
+                send(&mut conn, &req, &mut rec, 1).await;
+            }
+            Scenario::PointRead => {
+                let i = rng.below(ctx.layout.entities);
+                let req =
+                    Req::new(Method::GET, ctx.entity_path(&ctx.layout.partition_key(i), &Layout::row_key(i)));
+                send(&mut conn, &req, &mut rec, 1).await;
+            }
+            Scenario::Mixed => {
+                let i = rng.below(ctx.layout.entities);
+                let path = ctx.entity_path(&ctx.layout.partition_key(i), &Layout::row_key(i));
+                let req = if rng.below(100) < ctx.read_percent {
+                    Req::new(Method::GET, path)
+                } else {
+                    let (pk, rk) = (ctx.layout.partition_key(i), Layout::row_key(i));
+                    Req::new(Method::PUT, path).json(entity_json(
+                        &pk,
+                        &rk,
+                        i + seq,
+                        &preload_tag(i),
+                        &mut rng,
+                    ))
+                };
+                send(&mut conn, &req, &mut rec, 1).await;
+            }
+            Scenario::BatchInsert => {
+                let pk = format!("b{:08x}w{worker:03}n{seq:07}", ctx.run_id as u32);
+                let entities: Vec<Vec<u8>> = (0..BATCH_SIZE as u64)
+                    .map(|i| entity_json(&pk, &Layout::row_key(i), seq * 1000 + i, "hay", &mut rng))
+                    .collect();
+                let (ct, body) = batch_body(&ctx.target.base_url, &ctx.table, seq, &entities);
+                let req =
+                    Req::new(Method::POST, format!("{}/$batch", ctx.target.base_path)).with_body(ct, body);
+                let t = Instant::now();
+                match conn.send(&req).await {
+                    Ok(resp) if resp.ok() && !batch_failed(&resp.body) => {
+                        rec.request(t.elapsed());
+                        rec.entities += BATCH_SIZE as u64;
+                    }
+                    Ok(resp) => {
+                        rec.request(t.elapsed());
+                        rec.error(|| {
+                            format!("HTTP {}: {:.300}", resp.status, String::from_utf8_lossy(&resp.body))
+                        });
+                    }
+                    Err(e) => rec.error(|| e),
+                }
+            }
+            Scenario::RangeQuery => {
+                let full_partitions = (ctx.layout.entities / ctx.layout.partition_size).max(1);
+                let part = rng.below(full_partitions);
+                let span = ctx.layout.partition_size.min(ctx.layout.entities);
+                let first = part * ctx.layout.partition_size + rng.below(span - ctx.range_size + 1);
+                let filter = format!(
+                    "PartitionKey eq '{}' and RowKey ge '{}' and RowKey lt '{}'",
+                    ctx.layout.partition_key(first),
+                    Layout::row_key(first),
+                    Layout::row_key(first + ctx.range_size)
+                );
+                let req = Req::new(Method::GET, format!("{}/{}()", ctx.target.base_path, ctx.table))
+                    .query(format!("$filter={}", encode_query_value(&filter)));
+                let t = Instant::now();
+                match conn.send(&req).await {
+                    Ok(resp) if resp.ok() => {
+                        rec.request(t.elapsed());
+                        let n = count_entities(&resp.body);
+                        rec.entities += n;
+                        if n != ctx.range_size && resp.header("x-ms-continuation-nextpartitionkey").is_none()
+                        {
+                            rec.error(|| format!("range query returned {n} of {} entities", ctx.range_size));
+                        }
+                    }
+                    Ok(resp) => {
+                        rec.request(t.elapsed());
+                        rec.error(|| {
+                            format!("HTTP {}: {:.300}", resp.status, String::from_utf8_lossy(&resp.body))
+                        });
+                    }
+                    Err(e) => rec.error(|| e),
+                }
+            }
+            Scenario::FilteredScan | Scenario::PageAll => scan(&ctx, &mut conn, &mut rec).await,
+        }
+    }
+    Ok(rec)
+}
+
+/// Sends a request whose success is any 2xx, crediting `entities`.
+async fn send(conn: &mut Conn, req: &Req, rec: &mut Recorder, entities: u64) {
+    let t = Instant::now();
+    match conn.send(req).await {
+        Ok(resp) => {
+            rec.request(t.elapsed());
+            if resp.ok() {
+                rec.entities += entities;
+            } else {
+                rec.error(|| format!("HTTP {}: {:.300}", resp.status, String::from_utf8_lossy(&resp.body)));
+            }
+        }
+        Err(e) => rec.error(|| e),
+    }
+}
+
+/// One full pass over the table following continuations: `filtered-scan` (`Tag eq
+/// 'needle'`, credits the table size as examined) or `page-all` (credits what came back).
+async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
+    let filtered = ctx.scenario == Scenario::FilteredScan;
+    let base = if filtered {
+        format!("$filter={}", encode_query_value("Tag eq 'needle'"))
+    } else {
+        "$top=1000".to_string()
+    };
+    let mut query = base.clone();
+    let mut found = 0u64;
+    // Bounded: at most one page per entity (plus slack) even if the server never ends.
+    for _ in 0..ctx.layout.entities + 10 {
+        let req = Req::new(Method::GET, format!("{}/{}()", ctx.target.base_path, ctx.table)).query(query);
+        let t = Instant::now();
+        let resp = match conn.send(&req).await {
+            Ok(resp) => resp,
+            Err(e) => return rec.error(|| e),
+        };
+        rec.request(t.elapsed());
+        if !resp.ok() {
+            return rec
+                .error(|| format!("HTTP {}: {:.300}", resp.status, String::from_utf8_lossy(&resp.body)));
+        }
+        found += count_entities(&resp.body);
+        let next_pk = resp.header("x-ms-continuation-nextpartitionkey");
+        let next_rk = resp.header("x-ms-continuation-nextrowkey");
+        match (next_pk, next_rk) {
+            (Some(pk), rk) => {
+                query = format!("{base}&NextPartitionKey={}", encode_query_value(pk));
+                if let Some(rk) = rk {
+                    query.push_str(&format!("&NextRowKey={}", encode_query_value(rk)));
+                }
+            }
+            (None, _) => {
+                if filtered {
+                    let expected = ctx.layout.entities.div_ceil(NEEDLE_EVERY);
+                    if found != expected {
+                        return rec.error(|| format!("filtered scan found {found} of {expected} needles"));
+                    }
+                    rec.entities += ctx.layout.entities;
+                } else {
+                    rec.entities += found;
+                }
+                return;
+            }
+        }
+    }
+    rec.error(|| "scan did not end".into());
+}

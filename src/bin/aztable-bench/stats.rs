@@ -1,0 +1,241 @@
+//! Per-worker counters ([`Recorder`]), the merged result of one scenario run ([`Report`])
+//! and its one-line text / JSON forms, plus the ratio line of `--compare`.
+
+use serde_json::json;
+use std::time::Duration;
+
+/// What one worker saw.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    /// Request latencies in microseconds.
+    pub latencies_us: Vec<u32>,
+    pub requests: u64,
+    /// Non-2xx responses, failed batch sub-requests and transport errors.
+    pub errors: u64,
+    /// Entities written, read, returned or examined (per scenario).
+    pub entities: u64,
+    /// The first error, for diagnosis.
+    pub first_error: Option<String>,
+}
+
+impl Recorder {
+    pub fn request(&mut self, latency: Duration) {
+        self.requests += 1;
+        self.latencies_us.push(latency.as_micros().min(u128::from(u32::MAX)) as u32);
+    }
+
+    pub fn error(&mut self, what: impl FnOnce() -> String) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(what());
+        }
+    }
+
+    pub fn merge(&mut self, other: Recorder) {
+        self.latencies_us.extend(other.latencies_us);
+        self.requests += other.requests;
+        self.errors += other.errors;
+        self.entities += other.entities;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+}
+
+/// The result of one scenario against one endpoint.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub scenario: String,
+    pub endpoint: String,
+    pub table: String,
+    pub connections: usize,
+    pub preload: u64,
+    /// Preload rate in entities/s (0 when nothing was preloaded).
+    pub preload_entities_per_s: f64,
+    pub elapsed_s: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub entities: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// Server RSS after the run, when `--pid` was given.
+    pub rss_kb: Option<u64>,
+    pub first_error: Option<String>,
+}
+
+impl Report {
+    pub fn new(scenario: &str, endpoint: &str, table: &str, connections: usize) -> Report {
+        Report {
+            scenario: scenario.into(),
+            endpoint: endpoint.into(),
+            table: table.into(),
+            connections,
+            ..Report::default()
+        }
+    }
+
+    /// Fills the counters and latency percentiles from the merged recorder.
+    pub fn finish(&mut self, mut rec: Recorder, elapsed: Duration) {
+        self.elapsed_s = elapsed.as_secs_f64();
+        self.requests = rec.requests;
+        self.errors = rec.errors;
+        self.entities = rec.entities;
+        self.first_error = rec.first_error.take();
+        rec.latencies_us.sort_unstable();
+        let pick = |q: f64| -> f64 {
+            if rec.latencies_us.is_empty() {
+                return 0.0;
+            }
+            let idx = ((rec.latencies_us.len() as f64 * q).ceil() as usize).clamp(1, rec.latencies_us.len());
+            f64::from(rec.latencies_us[idx - 1]) / 1000.0
+        };
+        self.p50_ms = pick(0.50);
+        self.p99_ms = pick(0.99);
+        self.max_ms = pick(1.0);
+    }
+
+    pub fn requests_per_s(&self) -> f64 {
+        per_second(self.requests, self.elapsed_s)
+    }
+
+    pub fn entities_per_s(&self) -> f64 {
+        per_second(self.entities, self.elapsed_s)
+    }
+
+    pub fn text(&self) -> String {
+        let rss = self.rss_kb.map(|kb| format!(" rss={:.1}MB", kb as f64 / 1024.0)).unwrap_or_default();
+        let preload = match (self.preload, self.preload_entities_per_s) {
+            (0, _) => String::new(),
+            (n, rate) if rate > 0.0 => format!(" preload={n} ({rate:.0} entities/s)"),
+            (n, _) => format!(" preload={n} (existing table)"),
+        };
+        format!(
+            "{:<22} {:<44} conns={} time={:.2}s requests={} req/s={:.1} entities/s={:.1} \
+             p50={:.2}ms p99={:.2}ms max={:.2}ms errors={}{preload}{rss}",
+            self.scenario,
+            self.endpoint,
+            self.connections,
+            self.elapsed_s,
+            self.requests,
+            self.requests_per_s(),
+            self.entities_per_s(),
+            self.p50_ms,
+            self.p99_ms,
+            self.max_ms,
+            self.errors,
+        )
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "scenario": self.scenario,
+            "endpoint": self.endpoint,
+            "table": self.table,
+            "connections": self.connections,
+            "preload": self.preload,
+            "preload_entities_per_s": round(self.preload_entities_per_s),
+            "elapsed_s": round(self.elapsed_s),
+            "requests": self.requests,
+            "errors": self.errors,
+            "entities": self.entities,
+            "requests_per_s": round(self.requests_per_s()),
+            "entities_per_s": round(self.entities_per_s()),
+            "p50_ms": round(self.p50_ms),
+            "p99_ms": round(self.p99_ms),
+            "max_ms": round(self.max_ms),
+            "rss_kb": self.rss_kb,
+            "first_error": self.first_error,
+        })
+    }
+}
+
+/// `a / b` for `--compare` (first endpoint over second).
+#[derive(Debug, Clone, Copy)]
+pub struct Ratio {
+    pub requests_per_s: f64,
+    pub entities_per_s: f64,
+    pub p50: f64,
+    pub p99: f64,
+}
+
+impl Ratio {
+    pub fn of(a: &Report, b: &Report) -> Ratio {
+        let div = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
+        Ratio {
+            requests_per_s: div(a.requests_per_s(), b.requests_per_s()),
+            entities_per_s: div(a.entities_per_s(), b.entities_per_s()),
+            p50: div(a.p50_ms, b.p50_ms),
+            p99: div(a.p99_ms, b.p99_ms),
+        }
+    }
+
+    pub fn text(&self, scenario: &str) -> String {
+        format!(
+            "{scenario:<22} ratio first/second: req/s {:.2}x entities/s {:.2}x p50 {:.3}x p99 {:.3}x",
+            self.requests_per_s, self.entities_per_s, self.p50, self.p99
+        )
+    }
+
+    pub fn json(&self, scenario: &str) -> serde_json::Value {
+        json!({
+            "scenario": scenario,
+            "ratio": {
+                "requests_per_s": round(self.requests_per_s),
+                "entities_per_s": round(self.entities_per_s),
+                "p50": round(self.p50),
+                "p99": round(self.p99),
+            }
+        })
+    }
+}
+
+fn per_second(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+fn round(x: f64) -> f64 {
+    if x.is_finite() {
+        (x * 1000.0).round() / 1000.0
+    } else {
+        -1.0
+    }
+}
+
+/// Resident set size of process `pid` in KiB (Linux `/proc`), if readable.
+pub fn rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_and_rates() {
+        let mut rec = Recorder::default();
+        for ms in 1..=100u64 {
+            rec.request(Duration::from_millis(ms));
+        }
+        rec.entities = 200;
+        rec.error(|| "boom".into());
+        let mut r = Report::new("point-read", "http://x", "t", 4);
+        r.finish(rec, Duration::from_secs(2));
+        assert_eq!(r.p50_ms, 50.0);
+        assert_eq!(r.p99_ms, 99.0);
+        assert_eq!(r.max_ms, 100.0);
+        assert_eq!(r.requests_per_s(), 50.0);
+        assert_eq!(r.entities_per_s(), 100.0);
+        assert_eq!(r.errors, 1);
+        assert_eq!(r.json()["first_error"], "boom");
+        let ratio = Ratio::of(&r, &r);
+        assert_eq!(ratio.requests_per_s, 1.0);
+        assert!(r.text().contains("req/s=50.0"));
+    }
+}

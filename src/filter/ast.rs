@@ -107,6 +107,30 @@ impl Expr {
         Expr::Or(Box::new(self), Box::new(other))
     }
 
+    /// The custom properties the filter reads (system properties excluded), each once:
+    /// what a scan must decode to evaluate it.
+    pub fn property_names(&self) -> Vec<String> {
+        fn walk(e: &Expr, out: &mut Vec<String>) {
+            match e {
+                Expr::Compare { property, .. } | Expr::Property(property) => {
+                    let system = matches!(property.as_str(), "PartitionKey" | "RowKey" | "Timestamp");
+                    if !system && !out.contains(property) {
+                        out.push(property.clone());
+                    }
+                }
+                Expr::Bool(_) => {}
+                Expr::Not(inner) => walk(inner, out),
+                Expr::And(a, b) | Expr::Or(a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
     /// Binding strength when printed: `or` 1, `and` 2, everything else 3.
     fn precedence(&self) -> u8 {
         match self {

@@ -12,6 +12,8 @@
 //! - Scans stream from the store and stop at the page size: memory is bounded by the
 //!   page, never by the table.
 
+mod acl;
+mod props;
 mod tables;
 mod txn;
 
@@ -53,6 +55,8 @@ pub struct Partitions {
     catalog_gate: RwLock<()>,
     /// Serializes table id allocation.
     id_lock: Mutex<()>,
+    /// Serializes read-modify-write updates of service properties.
+    props_lock: Mutex<()>,
 }
 
 /// One page of a scan.
@@ -70,6 +74,7 @@ impl Partitions {
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             catalog_gate: RwLock::new(()),
             id_lock: Mutex::new(()),
+            props_lock: Mutex::new(()),
         }
     }
 
@@ -164,9 +169,22 @@ impl Partitions {
                 page.next = Some((pk, rk));
                 break;
             }
-            let e = codec::decode_entity_value(pk, rk, &v)?;
-            if keep(&e) {
-                page.entities.push(e);
+            match &range.needs {
+                // Evaluate on the few properties the predicate reads; decode the whole
+                // entity only when it is kept.
+                Some(names) => {
+                    let probe = codec::decode_entity_projection(pk, rk, &v, names)?;
+                    if keep(&probe) {
+                        let Entity { partition_key, row_key, .. } = probe;
+                        page.entities.push(codec::decode_entity_value(partition_key, row_key, &v)?);
+                    }
+                }
+                None => {
+                    let e = codec::decode_entity_value(pk, rk, &v)?;
+                    if keep(&e) {
+                        page.entities.push(e);
+                    }
+                }
             }
         }
         Ok(page)
@@ -208,6 +226,9 @@ impl KeyPos {
 pub struct ScanRange {
     pub from: Option<KeyPos>,
     pub to: Option<KeyPos>,
+    /// When set, the scan's `keep` predicate reads only these custom properties (plus
+    /// the keys and Timestamp): rows are decoded in full only once kept.
+    pub needs: Option<Vec<String>>,
 }
 
 #[cfg(test)]

@@ -47,13 +47,15 @@ impl Partitions {
         Ok(TableInfo { id, name: name.to_owned() })
     }
 
-    /// Deletes a table and, with one range tombstone, all of its entities.
+    /// Deletes a table, its stored access policies and, with one range tombstone, all of
+    /// its entities, in one write batch.
     pub fn delete_table(&self, account: &str, name: &str) -> Result<(), PartitionError> {
         let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
         let info = self.lookup_table(account, name)?.ok_or(PartitionError::TableNotFound)?;
         let (start, end) = keys::table_entities_range(info.id);
         let mut batch = WriteBatch::new();
         batch.delete(keys::table_key(account, name));
+        batch.delete(keys::table_acl_key(account, name));
         batch.delete_range(start, end);
         self.store.write(batch)?;
         Ok(())

@@ -180,7 +180,7 @@ fn ranged_scans_respect_positions() {
         }
     }
     let scan = |from: Option<KeyPos>, to: Option<KeyPos>, resume: Option<(&str, &str)>| {
-        let range = ScanRange { from, to };
+        let range = ScanRange { from, to, needs: None };
         p.scan_entities("a", "tbl", &range, resume, 100, 1000, |_| true)
             .unwrap()
             .entities

@@ -127,6 +127,8 @@ impl TableService {
             None => vec![KeyRange::unbounded()],
         };
         let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
+        // the filter reads only these properties: rows it rejects are never fully decoded
+        let needs = q.filter.as_ref().map(Expr::property_names);
         let started = std::time::Instant::now();
         let mut page = EntityPage::default();
         let mut examined = 0usize;
@@ -138,6 +140,7 @@ impl TableService {
             let scan = ScanRange {
                 from: range.lower.as_ref().map(lower_pos),
                 to: range.upper.as_ref().map(upper_pos),
+                needs: needs.clone(),
             };
             let limit = q.top.saturating_sub(page.entities.len());
             let budget =

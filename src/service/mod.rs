@@ -3,6 +3,7 @@
 //! Timestamp assignment and merge/replace semantics live here; consistency (locks,
 //! atomic commits) is the partition layer's.
 
+mod access;
 mod batch;
 mod entities;
 mod error;

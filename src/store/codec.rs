@@ -89,6 +89,32 @@ pub fn decode_entity_value(
     Ok(Entity { partition_key, row_key, timestamp, properties })
 }
 
+/// Decodes only the timestamp and the properties named in `wanted`, skipping the
+/// others without allocating: what a scan needs to evaluate a filter before paying for
+/// the whole entity.
+pub fn decode_entity_projection(
+    partition_key: String,
+    row_key: String,
+    bytes: &[u8],
+    wanted: &[String],
+) -> Result<Entity, StoreError> {
+    let mut r = Reader::new(bytes, "entity")?;
+    let timestamp = Ticks(i64::from_be_bytes(r.array()?));
+    let count = r.varint()?;
+    let mut properties = Vec::with_capacity(wanted.len());
+    for _ in 0..count {
+        let name = r.bytes()?;
+        if wanted.iter().any(|w| w.as_bytes() == name) {
+            let name = String::from_utf8(name.to_vec()).map_err(|_| r.corrupt("invalid UTF-8"))?;
+            properties.push((name, r.value()?));
+        } else {
+            r.skip_value()?;
+        }
+    }
+    r.finish()?;
+    Ok(Entity { partition_key, row_key, timestamp, properties })
+}
+
 /// Encodes a counter (e.g. the value under `NEXT_TABLE_ID_KEY`): 8 bytes big-endian.
 pub fn encode_u64(v: u64) -> Vec<u8> {
     v.to_be_bytes().to_vec()
@@ -239,6 +265,29 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Moves past one value without materializing it.
+    fn skip_value(&mut self) -> Result<(), StoreError> {
+        match self.u8()? {
+            TAG_STRING | TAG_BINARY => {
+                self.bytes()?;
+            }
+            TAG_INT32 => {
+                self.take(4)?;
+            }
+            TAG_INT64 | TAG_DOUBLE | TAG_DATETIME => {
+                self.take(8)?;
+            }
+            TAG_BOOLEAN => {
+                self.take(1)?;
+            }
+            TAG_GUID => {
+                self.take(16)?;
+            }
+            t => return Err(self.corrupt(&format!("unknown type tag {t}"))),
+        }
+        Ok(())
+    }
+
     fn finish(&self) -> Result<(), StoreError> {
         if self.buf.is_empty() {
             Ok(())
@@ -252,6 +301,33 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn projection_keeps_only_wanted_properties() {
+        let e = Entity {
+            partition_key: "p".into(),
+            row_key: "r".into(),
+            timestamp: Ticks(42),
+            properties: vec![
+                ("a".into(), EdmValue::String("x".repeat(1000))),
+                ("b".into(), EdmValue::Int64(7)),
+                ("c".into(), EdmValue::Binary(vec![1, 2, 3])),
+                ("d".into(), EdmValue::Guid([9; 16])),
+                ("e".into(), EdmValue::Boolean(true)),
+            ],
+        };
+        let bytes = encode_entity_value(&e);
+        let wanted = ["b".to_owned(), "e".to_owned(), "zz".to_owned()];
+        let p = decode_entity_projection("p".into(), "r".into(), &bytes, &wanted).unwrap();
+        assert_eq!(p.timestamp, Ticks(42));
+        assert_eq!(
+            p.properties,
+            vec![("b".into(), EdmValue::Int64(7)), ("e".into(), EdmValue::Boolean(true))]
+        );
+        let none = decode_entity_projection("p".into(), "r".into(), &bytes, &[]).unwrap();
+        assert!(none.properties.is_empty());
+        assert!(decode_entity_projection("p".into(), "r".into(), &bytes[..bytes.len() - 1], &wanted).is_err());
+    }
 
     /// Compares entities treating doubles bitwise (so NaN equals NaN).
     fn same(a: &Entity, b: &Entity) -> bool {

@@ -7,6 +7,8 @@
 //! 0x00 <name>                                   metadata (NEXT_TABLE_ID_KEY)
 //! 0x01 enc(account) enc(lowercase(table))       table record
 //! 0x02 table_id(u64 big-endian) enc(pk) enc(rk) entity
+//! 0x03 enc(account) enc(lowercase(table))       table ACL (the Get Table ACL XML body)
+//! 0x04 enc(account)                             service properties (the Get Table Service Properties XML body)
 //! ```
 //!
 //! `enc(s)` is the UTF-8 bytes of `s` with `0x00` escaped as `0x00 0xFF`, the lead
@@ -22,6 +24,8 @@ pub const NEXT_TABLE_ID_KEY: &[u8] = b"\x00next_table_id";
 
 const TABLE_PREFIX: u8 = 0x01;
 const ENTITY_PREFIX: u8 = 0x02;
+const ACL_PREFIX: u8 = 0x03;
+const SERVICE_PROPERTIES_PREFIX: u8 = 0x04;
 
 const ESC: u8 = 0x00;
 const ESC_NUL: u8 = 0xFF;
@@ -142,10 +146,28 @@ pub fn decode_entity_key(key: &[u8]) -> Option<(u64, String, String)> {
     (m == rest.len()).then_some((u64::from_be_bytes(id_bytes), pk, rk))
 }
 
+/// Returns the key of a table's stored access policies:
+/// `0x03 enc(account) enc(lowercase(table_name))`.
+pub fn table_acl_key(account: &str, table_name: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(account.len() + table_name.len() + 8);
+    out.push(ACL_PREFIX);
+    encode_key_string(&mut out, account);
+    encode_key_string(&mut out, &table_name.to_ascii_lowercase());
+    out
+}
+
+/// Returns the key of an account's Table service properties: `0x04 enc(account)`.
+pub fn service_properties_key(account: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(account.len() + 4);
+    out.push(SERVICE_PROPERTIES_PREFIX);
+    encode_key_string(&mut out, account);
+    out
+}
+
 /// Returns the smallest key greater than every key starting with `prefix`: the prefix
 /// with trailing `0xFF` bytes dropped and its last byte incremented. A prefix made only
 /// of `0xFF` bytes (or empty) has no such key; the result is then empty. Every prefix
-/// this module builds starts with 0x00..=0x02, so that never happens here.
+/// this module builds starts with 0x00..=0x04, so that never happens here.
 pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
@@ -242,6 +264,23 @@ mod tests {
     fn next_table_id_key_is_metadata() {
         assert_eq!(NEXT_TABLE_ID_KEY[0], 0x00);
         assert!(NEXT_TABLE_ID_KEY < table_key("", "").as_slice());
+    }
+
+    #[test]
+    fn acl_and_properties_keys_are_their_own_kinds() {
+        assert_eq!(table_acl_key("acc", "MyTable"), table_acl_key("acc", "mytable"));
+        assert_ne!(table_acl_key("acc", "t"), table_acl_key("acc2", "t"));
+        assert_ne!(table_acl_key("ab", "c"), table_acl_key("a", "bc"));
+        assert_ne!(service_properties_key("a"), service_properties_key("b"));
+        // No ACL or properties key falls inside a table, entity or catalog range.
+        for k in [table_acl_key("acc", "t"), service_properties_key("acc")] {
+            let (s, e) = tables_range("acc");
+            assert!(!(s <= k && k < e));
+            let (s, e) = table_entities_range(u64::MAX);
+            assert!(!(s <= k && k < e));
+            assert!(decode_table_key(&k).is_none() && decode_entity_key(&k).is_none());
+        }
+        assert!(table_acl_key("\u{10FFFF}", "t") < service_properties_key(""));
     }
 
     proptest! {

@@ -86,83 +86,145 @@ fn to_bytes(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default() // ok: a Value with string keys always serializes
 }
 
-/// Writes one custom property (and its type annotation where one is needed).
-fn push_property(m: &mut Map<String, Value>, name: &str, v: &EdmValue, md: Metadata) {
-    let (json, annotate) = match v {
-        EdmValue::String(s) => (Value::String(s.clone()), false),
-        EdmValue::Int32(i) => (Value::from(*i), false),
-        EdmValue::Int64(i) => (Value::String(i.to_string()), true),
-        EdmValue::Double(d) => match serde_json::Number::from_f64(*d) {
-            Some(n) => (Value::Number(n), false),
-            None if d.is_nan() => (Value::String("NaN".into()), true),
-            None if *d > 0.0 => (Value::String("Infinity".into()), true),
-            None => (Value::String("-Infinity".into()), true),
-        },
-        EdmValue::Boolean(b) => (Value::Bool(*b), false),
-        EdmValue::DateTime(t) => (Value::String(t.to_rfc3339_trimmed()), true),
-        EdmValue::Guid(g) => (Value::String(format_guid(g)), true),
-        EdmValue::Binary(b) => (Value::String(STANDARD.encode(b)), true),
-    };
-    if annotate && md != Metadata::None {
-        m.insert(format!("{name}{ODATA_TYPE}"), Value::String(v.edm_type().as_str().into()));
-    }
-    m.insert(name.to_owned(), json);
+/// Streams one JSON object into a buffer: entities are written field by field, with
+/// no intermediate map (the point-read and query paths are hot).
+struct ObjWriter<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
 }
 
-/// One entity as a JSON object (without `odata.metadata`).
-fn entity_object(
+impl<'a> ObjWriter<'a> {
+    fn open(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        ObjWriter { out, first: true }
+    }
+
+    fn key(&mut self, k: &str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        write_json_str(self.out, k);
+        self.out.push(b':');
+    }
+
+    fn str(&mut self, k: &str, v: &str) {
+        self.key(k);
+        write_json_str(self.out, v);
+    }
+
+    fn raw(&mut self, k: &str, v: &str) {
+        self.key(k);
+        self.out.extend_from_slice(v.as_bytes());
+    }
+
+    fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// Writes `s` as a JSON string literal (quoted and escaped).
+fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    // ok to ignore: serializing a str into a Vec cannot fail
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// Writes one custom property (and its type annotation where one is needed).
+fn write_property(w: &mut ObjWriter<'_>, name: &str, v: &EdmValue, md: Metadata) {
+    let annotate = |w: &mut ObjWriter<'_>| {
+        if md != Metadata::None {
+            w.str(&format!("{name}{ODATA_TYPE}"), v.edm_type().as_str());
+        }
+    };
+    match v {
+        EdmValue::String(s) => w.str(name, s),
+        EdmValue::Int32(i) => w.raw(name, &i.to_string()),
+        EdmValue::Int64(i) => {
+            annotate(w);
+            w.str(name, &i.to_string());
+        }
+        EdmValue::Double(d) if d.is_finite() => {
+            w.key(name);
+            // ok to ignore: serializing an f64 into a Vec cannot fail; finite doubles
+            // print with a decimal point or an exponent (`5.0`, `1e300`)
+            let _ = serde_json::to_writer(&mut *w.out, d);
+        }
+        EdmValue::Double(d) => {
+            annotate(w);
+            let text = if d.is_nan() {
+                "NaN"
+            } else if *d > 0.0 {
+                "Infinity"
+            } else {
+                "-Infinity"
+            };
+            w.str(name, text);
+        }
+        EdmValue::Boolean(b) => w.raw(name, if *b { "true" } else { "false" }),
+        EdmValue::DateTime(t) => {
+            annotate(w);
+            w.str(name, &t.to_rfc3339_trimmed());
+        }
+        EdmValue::Guid(g) => {
+            annotate(w);
+            w.str(name, &format_guid(g));
+        }
+        EdmValue::Binary(b) => {
+            annotate(w);
+            w.str(name, &STANDARD.encode(b));
+        }
+    }
+}
+
+/// Writes one entity's fields into an open object (after any `odata.metadata`).
+fn write_entity_fields(
+    w: &mut ObjWriter<'_>,
     e: &Entity,
     table: &str,
     md: Metadata,
     projection: Option<&[&str]>,
     urls: &Urls<'_>,
-) -> Map<String, Value> {
-    let mut m = Map::new();
+) {
     match md {
         Metadata::Full => {
             let path = entity_path(table, &e.partition_key, &e.row_key);
-            m.insert("odata.type".into(), format!("{}.{table}", urls.account).into());
-            m.insert("odata.id".into(), format!("{}/{path}", urls.base()).into());
-            m.insert("odata.etag".into(), e.etag().into());
-            m.insert("odata.editLink".into(), path.into());
+            w.str("odata.type", &format!("{}.{table}", urls.account));
+            w.str("odata.id", &format!("{}/{path}", urls.base()));
+            w.str("odata.etag", &e.etag());
+            w.str("odata.editLink", &path);
         }
-        Metadata::Minimal => {
-            m.insert("odata.etag".into(), e.etag().into());
-        }
+        Metadata::Minimal => w.str("odata.etag", &e.etag()),
         Metadata::None => {}
     }
     let wanted = |n: &str| projection.is_none_or(|p| p.contains(&n));
     if wanted("PartitionKey") {
-        m.insert("PartitionKey".into(), e.partition_key.clone().into());
+        w.str("PartitionKey", &e.partition_key);
     }
     if wanted("RowKey") {
-        m.insert("RowKey".into(), e.row_key.clone().into());
+        w.str("RowKey", &e.row_key);
     }
     if wanted("Timestamp") {
         if md == Metadata::Full {
-            m.insert(format!("Timestamp{ODATA_TYPE}"), "Edm.DateTime".into());
+            w.str(&format!("Timestamp{ODATA_TYPE}"), "Edm.DateTime");
         }
-        m.insert("Timestamp".into(), e.timestamp.to_rfc3339_7().into());
+        w.str("Timestamp", &e.timestamp.to_rfc3339_7());
     }
     match projection {
         None => {
             for (name, v) in &e.properties {
-                push_property(&mut m, name, v, md);
+                write_property(w, name, v, md);
             }
         }
         Some(p) => {
             for name in p.iter().filter(|n| !matches!(**n, "PartitionKey" | "RowKey" | "Timestamp")) {
                 match e.get(name) {
-                    Some(v) => push_property(&mut m, name, v, md),
-                    None if validate_property_name(name).is_ok() => {
-                        m.insert((*name).to_owned(), Value::Null);
-                    }
+                    Some(v) => write_property(w, name, v, md),
+                    None if validate_property_name(name).is_ok() => w.raw(name, "null"),
                     None => {}
                 }
             }
         }
     }
-    m
 }
 
 /// A single entity response (insert echo, point query):
@@ -184,14 +246,15 @@ pub fn entity_response(
     urls: &Urls<'_>,
 ) -> Vec<u8> {
     let p = projection(select);
-    let body = entity_object(e, table, md, p.as_deref(), urls);
-    let mut m = Map::new();
+    let mut out = Vec::with_capacity(512);
+    let mut w = ObjWriter::open(&mut out);
     if md != Metadata::None {
         let fragment = format!("{table}/@Element");
-        m.insert("odata.metadata".into(), metadata_url(urls, &fragment, p.as_deref()).into());
+        w.str("odata.metadata", &metadata_url(urls, &fragment, p.as_deref()));
     }
-    m.extend(body);
-    to_bytes(&Value::Object(m))
+    write_entity_fields(&mut w, e, table, md, p.as_deref(), urls);
+    w.close();
+    out
 }
 
 /// A query feed: `{"odata.metadata":"{base}/$metadata#{table}","value":[...]}`
@@ -204,13 +267,24 @@ pub fn entity_feed(
     urls: &Urls<'_>,
 ) -> Vec<u8> {
     let p = projection(select);
-    let mut m = Map::new();
+    let mut out = Vec::with_capacity(256 + entities.len() * 512);
+    let mut w = ObjWriter::open(&mut out);
     if md != Metadata::None {
-        m.insert("odata.metadata".into(), metadata_url(urls, table, p.as_deref()).into());
+        w.str("odata.metadata", &metadata_url(urls, table, p.as_deref()));
     }
-    let value = entities.iter().map(|e| Value::Object(entity_object(e, table, md, p.as_deref(), urls)));
-    m.insert("value".into(), Value::Array(value.collect()));
-    to_bytes(&Value::Object(m))
+    w.key("value");
+    w.out.push(b'[');
+    for (i, e) in entities.iter().enumerate() {
+        if i > 0 {
+            w.out.push(b',');
+        }
+        let mut inner = ObjWriter::open(w.out);
+        write_entity_fields(&mut inner, e, table, md, p.as_deref(), urls);
+        inner.close();
+    }
+    w.out.push(b']');
+    w.close();
+    out
 }
 
 /// One table as a JSON object (without `odata.metadata`).

@@ -38,4 +38,6 @@ pub fn router(state: Arc<AppState>) -> axum::Router {
 }
 
 #[cfg(test)]
+mod access_tests;
+#[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! Handlers: one function per operation; each parses the request, makes one service
 //! call and renders the result. No storage access and no business rules here.
 
+mod access;
 mod batch;
 mod entities;
 mod other;
@@ -39,14 +40,11 @@ pub fn handle(
         DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk),
         Preflight => other::preflight(req),
         Batch => batch::batch(state, ctx, req),
-        GetTableAcl { .. }
-        | SetTableAcl { .. }
-        | GetServiceProperties
-        | SetServiceProperties
-        | GetServiceStats => Err(ApiError::with_message(
-            ErrorCode::NotImplemented,
-            format!("{} is not implemented by this server yet.", endpoint.name()),
-        )),
+        GetTableAcl { table } => access::get_table_acl(state, ctx, &table),
+        SetTableAcl { table } => access::set_table_acl(state, ctx, req, &table),
+        GetServiceProperties => access::get_service_properties(state, ctx),
+        SetServiceProperties => access::set_service_properties(state, ctx, req),
+        GetServiceStats => access::get_service_stats(state, ctx),
     }
 }
 

@@ -1,0 +1,88 @@
+//! Router-level tests of access control: Get/Set Table ACL, service properties and stats
+//! (XML bodies, statuses, error shape), CORS, SAS and SharedKey date skew through
+//! `dispatch`, over the in-memory store.
+
+use super::tests::{app, call, signed, signed_at};
+use axum::body::{to_bytes, Body};
+use tower::ServiceExt;
+
+/// Sends a request; returns status, headers and the body as text.
+async fn call_text(app: &axum::Router, req: http::Request<Body>) -> (u16, http::HeaderMap, String) {
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    (status, headers, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+const XML: (&str, &str) = ("content-type", "application/xml");
+
+#[tokio::test]
+async fn table_acl_get_set_as_xml() {
+    let app = app();
+    assert_eq!(call(&app, signed("POST", "/Tables", &[], r#"{"TableName":"aclt"}"#)).await.0, 201);
+    let (s, h, body) = call_text(&app, signed("GET", "/aclt?comp=acl", &[], "")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(h["content-type"], "application/xml");
+    assert!(body.ends_with("<SignedIdentifiers />"), "{body}");
+
+    let acl = "<SignedIdentifiers><SignedIdentifier><Id>p1</Id><AccessPolicy>\
+               <Expiry>2030-01-01T00:00:00Z</Expiry><Permission>ra</Permission>\
+               </AccessPolicy></SignedIdentifier></SignedIdentifiers>";
+    let (s, _, body) = call_text(&app, signed("PUT", "/ACLT?comp=acl", &[XML], acl)).await;
+    assert_eq!(s, 204, "{body}");
+    assert!(body.is_empty());
+    let (_, _, body) = call_text(&app, signed("GET", "/aclt?comp=acl", &[], "")).await;
+    assert!(body.contains("<Id>p1</Id>"), "{body}");
+    assert!(body.contains("<Expiry>2030-01-01T00:00:00.0000000Z</Expiry>"), "{body}");
+
+    // Errors keep the OData JSON body and the x-ms-error-code header.
+    let (s, h, body) = call(&app, signed("PUT", "/aclt?comp=acl", &[XML], "<Nope/>")).await;
+    assert_eq!(s, 400);
+    assert_eq!(body["odata.error"]["code"], "InvalidXmlDocument");
+    assert_eq!(h["x-ms-error-code"], "InvalidXmlDocument");
+    let (s, _, body) = call(&app, signed("GET", "/missing?comp=acl", &[], "")).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (404, Some("ResourceNotFound")));
+    let (s, _, body) = call(&app, signed("PUT", "/missing?comp=acl", &[XML], acl)).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (404, Some("ResourceNotFound")));
+
+    // Deleting the table deletes its ACL.
+    assert_eq!(call(&app, signed("DELETE", "/Tables('aclt')", &[], "")).await.0, 204);
+    assert_eq!(call(&app, signed("POST", "/Tables", &[], r#"{"TableName":"aclt"}"#)).await.0, 201);
+    let (_, _, body) = call_text(&app, signed("GET", "/aclt?comp=acl", &[], "")).await;
+    assert!(body.ends_with("<SignedIdentifiers />"), "{body}");
+}
+
+#[tokio::test]
+async fn service_properties_set_merges_and_stats_need_the_secondary() {
+    let app = app();
+    let path = "/?restype=service&comp=properties";
+    let (s, h, body) = call_text(&app, signed("GET", path, &[], "")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(h["content-type"], "application/xml");
+    assert!(body.contains("<Cors />"), "{body}");
+    let cors = "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>http://a.com</AllowedOrigins>\
+                <AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>9</MaxAgeInSeconds>\
+                <ExposedHeaders /><AllowedHeaders /></CorsRule></Cors></StorageServiceProperties>";
+    let (s, _, body) = call_text(&app, signed("PUT", path, &[XML], cors)).await;
+    assert_eq!(s, 202, "{body}");
+    assert!(body.is_empty());
+    let (_, _, body) = call_text(&app, signed("GET", path, &[], "")).await;
+    assert!(body.contains("<AllowedOrigins>http://a.com</AllowedOrigins>"), "{body}");
+    assert!(body.contains("<Logging><Version>1.0</Version>"), "{body}");
+    let (s, _, body) = call(&app, signed("PUT", path, &[XML], "")).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (400, Some("InvalidXmlDocument")));
+
+    let stats = "/?restype=service&comp=stats";
+    let (s, _, body) = call(&app, signed("GET", stats, &[], "")).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (400, Some("InvalidQueryParameterValue")));
+    let req = signed_at("/devstoreaccount1-secondary", "GET", stats, &[], "");
+    let (s, h, body) = call_text(&app, req).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(h["content-type"], "application/xml");
+    assert!(body.contains("<Status>live</Status><LastSyncTime>"), "{body}");
+    assert!(body.contains(" GMT</LastSyncTime>"), "{body}");
+    // The secondary is read-only: no Set there.
+    let req = signed_at("/devstoreaccount1-secondary", "PUT", path, &[XML], cors);
+    assert_eq!(call(&app, req).await.0, 403);
+}

@@ -86,3 +86,114 @@ async fn service_properties_set_merges_and_stats_need_the_secondary() {
     let req = signed_at("/devstoreaccount1-secondary", "PUT", path, &[XML], cors);
     assert_eq!(call(&app, req).await.0, 403);
 }
+
+fn preflight(
+    path: &str,
+    origin: Option<&str>,
+    method: Option<&str>,
+    headers: Option<&str>,
+) -> http::Request<Body> {
+    let mut b = http::Request::builder().method("OPTIONS").uri(format!("/devstoreaccount1{path}"));
+    for (name, value) in [
+        ("origin", origin),
+        ("access-control-request-method", method),
+        ("access-control-request-headers", headers),
+    ] {
+        if let Some(v) = value {
+            b = b.header(name, v);
+        }
+    }
+    b.body(Body::empty()).unwrap()
+}
+
+async fn set_cors(app: &axum::Router, rules: &str) {
+    let body = format!("<StorageServiceProperties><Cors>{rules}</Cors></StorageServiceProperties>");
+    let req = signed("PUT", "/?restype=service&comp=properties", &[XML], &body);
+    assert_eq!(call_text(app, req).await.0, 202);
+}
+
+const RULE: &str = "<CorsRule><AllowedOrigins>http://a.com</AllowedOrigins>\
+    <AllowedMethods>GET,MERGE</AllowedMethods><MaxAgeInSeconds>60</MaxAgeInSeconds>\
+    <ExposedHeaders>x-ms-*</ExposedHeaders><AllowedHeaders>x-ms-meta-*,content-type</AllowedHeaders></CorsRule>";
+
+#[tokio::test]
+async fn cors_preflight_uses_the_account_rules() {
+    let app = app();
+    let (s, _, body) = call(&app, preflight("/t()", Some("http://a.com"), Some("GET"), None)).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (403, Some("CorsPreflightFailure")));
+    set_cors(&app, RULE).await;
+
+    let req =
+        preflight("/nosuch()", Some("http://a.com"), Some("MERGE"), Some("X-Ms-Meta-Color, Content-Type"));
+    let (s, h, body) = call_text(&app, req).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(h["access-control-allow-origin"], "http://a.com");
+    assert_eq!(h["access-control-allow-methods"], "MERGE");
+    assert_eq!(h["access-control-allow-headers"], "X-Ms-Meta-Color, Content-Type");
+    assert_eq!(h["access-control-max-age"], "60");
+    assert_eq!(h["access-control-allow-credentials"], "true");
+    assert!(h.contains_key("x-ms-request-id"));
+
+    for req in [
+        preflight("/t()", Some("http://b.com"), Some("GET"), None),
+        preflight("/t()", Some("http://a.com"), Some("PUT"), None),
+        preflight("/t()", Some("http://a.com"), Some("GET"), Some("x-other")),
+    ] {
+        let (s, h, _) = call_text(&app, req).await;
+        assert_eq!(s, 403);
+        assert!(!h.contains_key("access-control-allow-origin"));
+    }
+    for req in
+        [preflight("/t()", None, Some("GET"), None), preflight("/t()", Some("http://a.com"), None, None)]
+    {
+        assert_eq!(call_text(&app, req).await.0, 400);
+    }
+    // Rules are per account: an unknown account has none.
+    let req = http::Request::builder()
+        .method("OPTIONS")
+        .uri("/otheraccount/Tables")
+        .header("origin", "http://a.com")
+        .header("access-control-request-method", "GET")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(call_text(&app, req).await.0, 403);
+}
+
+#[tokio::test]
+async fn cors_headers_on_actual_requests_success_and_error() {
+    let app = app();
+    let origin = ("origin", "http://a.com");
+    // CORS off: nothing added.
+    let (_, h, _) = call_text(&app, signed("GET", "/Tables", &[origin], "")).await;
+    assert!(!h.contains_key("access-control-allow-origin"));
+    set_cors(&app, RULE).await;
+
+    let (s, h, _) = call_text(&app, signed("GET", "/Tables", &[origin], "")).await;
+    assert_eq!(s, 200);
+    assert_eq!(h["access-control-allow-origin"], "http://a.com");
+    assert_eq!(h["access-control-allow-credentials"], "true");
+    assert_eq!(h["vary"], "Origin");
+    let exposed = h["access-control-expose-headers"].to_str().unwrap();
+    assert!(exposed.contains("x-ms-request-id") && exposed.contains("x-ms-version"), "{exposed}");
+    // An error answer gets them too.
+    let (s, h, _) = call_text(&app, signed("GET", "/nosuch()", &[origin], "")).await;
+    assert_eq!(s, 404);
+    assert_eq!(h["access-control-allow-origin"], "http://a.com");
+    assert!(h["access-control-expose-headers"].to_str().unwrap().contains("x-ms-error-code"));
+    // Unauthenticated, too (the browser must be able to read the 401/403).
+    let req =
+        http::Request::get("/devstoreaccount1/Tables").header("origin", "http://a.com").body(Body::empty());
+    let (s, h, _) = call_text(&app, req.unwrap()).await;
+    assert_eq!(s, 401);
+    assert_eq!(h["access-control-allow-origin"], "http://a.com");
+    // Another origin on GET: only Vary; a method the rule lacks: nothing.
+    let (_, h, _) = call_text(&app, signed("GET", "/Tables", &[("origin", "http://b.com")], "")).await;
+    assert!(!h.contains_key("access-control-allow-origin"));
+    assert_eq!(h["vary"], "Origin");
+    let (s, h, _) = call_text(&app, signed("POST", "/Tables", &[origin], r#"{"TableName":"corsnew"}"#)).await;
+    assert_eq!(s, 201);
+    assert!(!h.contains_key("access-control-allow-origin") && !h.contains_key("vary"));
+    // No Origin: nothing.
+    let (_, h, _) = call_text(&app, signed("GET", "/Tables", &[], "")).await;
+    assert!(!h.contains_key("access-control-allow-origin") && !h.contains_key("vary"));
+}

@@ -84,7 +84,8 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
         Ok(r) => r,
         Err(e) => error_response::render(&e, &ctx),
     };
-    let resp = response::finish(resp, &ctx);
+    let mut resp = response::finish(resp, &ctx);
+    add_cors_headers(&state, &ctx, &parts, &mut resp);
     tracing::info!(
         target: "aztable::access",
         method = %parts.method,
@@ -161,6 +162,24 @@ async fn handle(
     let body = read_body(body).await?;
     let req = Req { headers: parts.headers, query, body };
     handlers::handle(state, ctx, endpoint, &req)
+}
+
+/// CORS on an actual (non-`OPTIONS`) request with an `Origin` header: adds the headers of
+/// the account's first matching rule (to success and error answers alike). The account's
+/// rules are read only for such requests, so requests without `Origin` pay nothing.
+fn add_cors_headers(state: &AppState, ctx: &RequestCtx, parts: &Parts, resp: &mut Response) {
+    let Some(origin) = ctx::header(&parts.headers, "origin") else { return };
+    if parts.method == http::Method::OPTIONS || state.accounts.get(&ctx.account).is_none() {
+        return;
+    }
+    let Ok(props) = state.service.get_service_properties(&ctx.account) else { return };
+    if props.cors.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = resp.headers().keys().map(http::HeaderName::as_str).collect();
+    let cors =
+        crate::xml::cors::actual_request_headers(&props.cors, Some(origin), parts.method.as_str(), &names);
+    response::append_headers(resp, &cors);
 }
 
 /// Finds the account: host-style (`<account>[-secondary].<anything>` when the first

@@ -40,6 +40,17 @@ pub fn build(status: StatusCode, headers: &[(&'static str, String)], body: Vec<u
     resp
 }
 
+/// Appends headers whose names may be in any letter case (e.g. the CORS headers of
+/// `xml::cors`); invalid names or values are skipped.
+pub fn append_headers(resp: &mut Response, headers: &[(&str, String)]) {
+    let h = resp.headers_mut();
+    for (name, value) in headers {
+        if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            h.append(n, v);
+        }
+    }
+}
+
 /// `204 No Content` with the given headers.
 pub fn no_content(headers: &[(&'static str, String)]) -> Response {
     build(StatusCode::NO_CONTENT, headers, Vec::new())

@@ -38,7 +38,7 @@ pub fn handle(
             entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Merge)
         }
         DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk),
-        Preflight => other::preflight(req),
+        Preflight => other::preflight(state, ctx, req),
         Batch => batch::batch(state, ctx, req),
         GetTableAcl { table } => access::get_table_acl(state, ctx, &table),
         SetTableAcl { table } => access::set_table_acl(state, ctx, req, &table),

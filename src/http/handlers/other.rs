@@ -1,24 +1,37 @@
 //! Handlers for service-level requests: CORS preflight.
 
-use super::super::ctx::header;
+use super::super::ctx::{header, RequestCtx};
 use super::super::dispatch::Req;
+use super::super::response::{append_headers, build};
+use super::super::AppState;
 use crate::error::{ApiError, ErrorCode};
+use crate::xml::cors::{match_preflight, preflight_headers};
 use axum::response::Response;
+use http::StatusCode;
 
-/// Preflight Table Request (`OPTIONS`). No CORS rules can be configured yet, so every
-/// well-formed preflight is refused the way the service refuses one with CORS off.
-pub fn preflight(req: &Req) -> Result<Response, ApiError> {
-    if header(&req.headers, "origin").is_none() {
+/// Preflight Table Request (`OPTIONS`, anonymous): 200 with the `Access-Control-*`
+/// headers when one of the account's CORS rules accepts the origin, method and request
+/// headers; 403 `CorsPreflightFailure` otherwise (also when CORS is off); 400 when
+/// `Origin` or `Access-Control-Request-Method` is missing. Nothing but the rules is looked
+/// up, so the path need not name an existing table.
+pub fn preflight(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
+    let Some(origin) = header(&req.headers, "origin") else {
         return Err(ApiError::with_message(
             ErrorCode::InvalidInput,
             "A CORS preflight request must carry an Origin header.",
         ));
-    }
-    if header(&req.headers, "access-control-request-method").is_none() {
+    };
+    let Some(method) = header(&req.headers, "access-control-request-method") else {
         return Err(ApiError::with_message(
             ErrorCode::InvalidInput,
             "A CORS preflight request must carry an Access-Control-Request-Method header.",
         ));
-    }
-    Err(ApiError::new(ErrorCode::CorsPreflightFailure))
+    };
+    let request_headers = header(&req.headers, "access-control-request-headers");
+    let props = state.service.get_service_properties(&ctx.account)?;
+    let rule = match_preflight(&props.cors, origin, method, request_headers)
+        .ok_or_else(|| ApiError::new(ErrorCode::CorsPreflightFailure))?;
+    let mut resp = build(StatusCode::OK, &[], Vec::new());
+    append_headers(&mut resp, &preflight_headers(rule, origin, method, request_headers));
+    Ok(resp)
 }

@@ -197,3 +197,120 @@ async fn cors_headers_on_actual_requests_success_and_error() {
     let (_, h, _) = call_text(&app, signed("GET", "/Tables", &[], "")).await;
     assert!(!h.contains_key("access-control-allow-origin") && !h.contains_key("vary"));
 }
+
+/// A table SAS query string (sv 2019-02-02) on `tn` for `sp`, valid for an hour, with an
+/// optional key range (spk, srk, epk, erk).
+fn table_sas(tn: &str, sp: &str, range: [&str; 4]) -> String {
+    use base64::Engine;
+    use hmac::Mac;
+    let se = (chrono::Utc::now() + chrono::Duration::hours(1)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let [spk, srk, epk, erk] = range;
+    let sts = format!(
+        "{sp}\n\n{se}\n/table/devstoreaccount1/{}\n\n\n\n2019-02-02\n{spk}\n{srk}\n{epk}\n{erk}",
+        tn.to_lowercase()
+    );
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(&b64.decode(super::tests::KEY).unwrap()).unwrap();
+    mac.update(sts.as_bytes());
+    let sig = b64.encode(mac.finalize().into_bytes());
+    let enc =
+        |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let mut q = format!("sv=2019-02-02&tn={tn}&sp={sp}&se={}&sig={}", enc(&se), enc(&sig));
+    for (name, v) in [("spk", spk), ("srk", srk), ("epk", epk), ("erk", erk)] {
+        if !v.is_empty() {
+            q += &format!("&{name}={}", enc(v));
+        }
+    }
+    q
+}
+
+fn unsigned(method: &str, path_and_query: &str, headers: &[(&str, &str)], body: &str) -> http::Request<Body> {
+    let mut b = http::Request::builder().method(method).uri(format!("/devstoreaccount1{path_and_query}"));
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    b.body(Body::from(body.to_owned())).unwrap()
+}
+
+async fn sas_table(app: &axum::Router) {
+    assert_eq!(call(app, signed("POST", "/Tables", &[], r#"{"TableName":"sast"}"#)).await.0, 201);
+    for (pk, rk) in [("a", "1"), ("b", "1"), ("c", "1")] {
+        let body = format!(r#"{{"PartitionKey":"{pk}","RowKey":"{rk}"}}"#);
+        assert_eq!(call(app, signed("POST", "/sast", &[], &body)).await.0, 201);
+    }
+}
+
+#[tokio::test]
+async fn sas_version_tunnelling_and_client_address() {
+    let app = app();
+    sas_table(&app).await;
+    let tok = table_sas("sast", "raud", ["b", "", "b", ""]);
+    // Without x-ms-version the request is served under the token's sv.
+    let (s, h, body) = call(&app, unsigned("GET", &format!("/sast()?{tok}"), &[], "")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(h["x-ms-version"], "2019-02-02");
+    assert_eq!(body["value"].as_array().unwrap().len(), 1, "{body}");
+    let (_, h, _) =
+        call(&app, unsigned("GET", &format!("/sast()?{tok}"), &[("x-ms-version", "2021-12-02")], "")).await;
+    assert_eq!(h["x-ms-version"], "2021-12-02");
+    // X-HTTP-Method tunnelling is authorized as the tunnelled operation.
+    let del = [("x-http-method", "DELETE"), ("if-match", "*")];
+    let (s, _, body) =
+        call(&app, unsigned("POST", &format!("/sast(PartitionKey='a',RowKey='1')?{tok}"), &del, "")).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (403, Some("AuthorizationFailure")));
+    let read_only = table_sas("sast", "r", ["", "", "", ""]);
+    let (s, _, body) =
+        call(&app, unsigned("POST", &format!("/sast(PartitionKey='b',RowKey='1')?{read_only}"), &del, ""))
+            .await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (403, Some("AuthorizationPermissionMismatch")));
+    // No connection info (as here) means an unknown client address: any sip refuses.
+    let sip = format!("{tok}&sip=127.0.0.1");
+    let (s, _, _) = call(&app, unsigned("GET", &format!("/sast()?{sip}"), &[], "")).await;
+    assert_eq!(s, 403);
+}
+
+fn batch_body(parts: &[(&str, &str, &str)]) -> (String, String) {
+    let mut s = String::from("--b\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n");
+    for (method, url, body) in parts {
+        s += &format!(
+            "--cs\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+             {method} http://127.0.0.1:10002/devstoreaccount1/{url} HTTP/1.1\r\nIf-Match: *\r\n\
+             Content-Type: application/json\r\n\r\n{body}\r\n"
+        );
+    }
+    s += "--cs--\r\n--b--\r\n";
+    ("multipart/mixed; boundary=b".into(), s)
+}
+
+#[tokio::test]
+async fn sas_batch_refusals_name_the_operation_and_write_nothing() {
+    let app = app();
+    sas_table(&app).await;
+    let tok = table_sas("sast", "raud", ["b", "", "b", ""]);
+    let send = |(ct, body): (String, String)| {
+        let app = app.clone();
+        let tok = tok.clone();
+        async move {
+            call_text(&app, unsigned("POST", &format!("/$batch?{tok}"), &[("content-type", &ct)], &body))
+                .await
+        }
+    };
+    // The second operation inserts outside the range: its part is the failure, nothing is written.
+    let ins = |rk: &str, pk: &str| format!(r#"{{"PartitionKey":"{pk}","RowKey":"{rk}"}}"#);
+    let (s, _, body) =
+        send(batch_body(&[("POST", "sast", &ins("2", "b")), ("POST", "sast", &ins("2", "c"))])).await;
+    assert_eq!(s, 202, "{body}");
+    assert!(body.contains("HTTP/1.1 403") && body.contains("\"1:"), "{body}");
+    // Keys in the URL: a merge outside the range.
+    let parts =
+        [("POST", "sast", ins("3", "b")), ("MERGE", "sast(PartitionKey='a',RowKey='1')", "{}".into())];
+    let parts: Vec<_> = parts.iter().map(|(m, u, b)| (*m, *u, b.as_str())).collect();
+    let (_, _, body) = send(batch_body(&parts)).await;
+    assert!(body.contains("HTTP/1.1 403") && body.contains("\"1:"), "{body}");
+    let (_, _, body) = call_text(&app, signed("GET", "/sast()", &[], "")).await;
+    assert!(!body.contains(r#""RowKey":"2""#) && !body.contains(r#""RowKey":"3""#), "{body}");
+    // In range: written.
+    let (s, _, body) = send(batch_body(&[("POST", "sast", &ins("2", "b"))])).await;
+    assert!(s == 202 && body.contains("HTTP/1.1 201"), "{body}");
+}

@@ -2,6 +2,7 @@
 //! request id, served version, URLs for OData annotations), and request-header
 //! helpers shared by the handlers.
 
+use crate::auth::SasGrant;
 use crate::error::{ApiError, ErrorCode};
 use http::HeaderMap;
 
@@ -24,6 +25,9 @@ pub struct RequestCtx {
     pub secondary: bool,
     /// `http://host[:port][/account]`: what entity and table URLs in responses start with.
     pub base_url: String,
+    /// What the request's shared access signature allows, when it was authorized by one
+    /// (handlers enforce its key range on inserts, batches and queries).
+    pub sas: Option<SasGrant>,
 }
 
 /// Checks `x-ms-version` the way Azurite does: a well-formed version between the

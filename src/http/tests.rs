@@ -8,7 +8,8 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use tower::ServiceExt;
 
-const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+pub(super) const KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 pub(super) fn app() -> axum::Router {
     app_with(HttpOptions::default())

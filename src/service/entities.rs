@@ -37,6 +37,9 @@ pub struct QueryEntities {
     pub top: usize,
     /// `$filter`, already parsed.
     pub filter: Option<Expr>,
+    /// The rows the caller may see (a table SAS's key range): rows outside are never
+    /// scanned. `None`: every row.
+    pub within: Option<KeyRange>,
 }
 
 /// A page of Query Entities.
@@ -122,10 +125,14 @@ impl TableService {
         q: &QueryEntities,
         max_examined: usize,
     ) -> Result<EntityPage, ServiceError> {
-        let ranges = match &q.filter {
+        let mut ranges = match &q.filter {
             Some(f) => filter::plan::plan_ranges(f),
             None => vec![KeyRange::unbounded()],
         };
+        if let Some(within) = &q.within {
+            ranges =
+                ranges.into_iter().map(|r| r.intersect(within.clone())).filter(|r| !r.is_empty()).collect();
+        }
         let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
         // the filter reads only these properties: rows it rejects are never fully decoded
         let needs = q.filter.as_ref().map(Expr::property_names);

@@ -3,11 +3,12 @@
 //! page sizes, following every continuation, returns exactly what brute-force
 //! [`filter::eval`] over all entities returns, in (PartitionKey, RowKey) UTF-16 order,
 //! each entity once. Also with a tiny per-page examination budget, so pages cut by the
-//! budget (often empty, with a continuation) are exercised; plus a few fixed cases of
-//! scans over a union of key ranges.
+//! budget (often empty, with a continuation) are exercised, and under a random key range
+//! (a table SAS's `within`), which must hide every row outside it; plus a few fixed cases
+//! of scans over a union of key ranges.
 
 use super::*;
-use crate::filter::{self, CmpOp, Expr};
+use crate::filter::{self, CmpOp, Expr, KeyBound, KeyRange};
 use crate::model::{EdmValue, Entity, Ticks};
 use crate::store::mem::MemStore;
 use proptest::prelude::*;
@@ -80,6 +81,20 @@ fn filter_expr() -> impl Strategy<Value = Expr> {
     })
 }
 
+/// Key ranges as a table SAS makes them (any mix of `spk`/`srk`/`epk`/`erk`), plus
+/// exclusive and whole-partition bounds.
+fn key_range() -> impl Strategy<Value = KeyRange> {
+    let bound = || {
+        (key(), prop::option::of(key()), any::<bool>()).prop_map(|(pk, rk, inclusive)| KeyBound {
+            pk,
+            rk,
+            inclusive,
+        })
+    };
+    (prop::option::of(bound()), prop::option::of(bound()))
+        .prop_map(|(lower, upper)| KeyRange { lower, upper })
+}
+
 fn utf16_key(e: &Entity) -> (Vec<u16>, Vec<u16>) {
     (e.partition_key.encode_utf16().collect(), e.row_key.encode_utf16().collect())
 }
@@ -100,6 +115,7 @@ fn load(s: &TableService, entities: Vec<NewEntity>) -> Vec<Entity> {
 fn page_through(
     s: &TableService,
     filter: Option<&Expr>,
+    within: Option<&KeyRange>,
     tops: &[usize],
     budget: usize,
 ) -> Result<(Vec<Entity>, usize), TestCaseError> {
@@ -107,7 +123,7 @@ fn page_through(
     let mut start: Option<(String, String)> = None;
     for pages in 1..=10_000 {
         let top = tops[pages % tops.len()];
-        let q = QueryEntities { start: start.clone(), top, filter: filter.cloned() };
+        let q = QueryEntities { start: start.clone(), top, filter: filter.cloned(), within: within.cloned() };
         let page = s
             .query_entities_within(ACCT, TABLE, &q, budget)
             .map_err(|e| TestCaseError::fail(format!("query failed: {e:?}")))?;
@@ -132,13 +148,15 @@ fn page_through(
 fn check_query(
     entities: Vec<NewEntity>,
     filter: Expr,
+    within: Option<KeyRange>,
     tops: Vec<usize>,
     budget: usize,
 ) -> Result<(), TestCaseError> {
     let s = svc();
     let all = load(&s, entities);
-    let expected: Vec<&Entity> = all.iter().filter(|e| filter::eval(&filter, e)).collect();
-    let (got, _) = page_through(&s, Some(&filter), &tops, budget)?;
+    let visible = |e: &Entity| within.as_ref().is_none_or(|w| w.contains(&e.partition_key, &e.row_key));
+    let expected: Vec<&Entity> = all.iter().filter(|e| visible(e) && filter::eval(&filter, e)).collect();
+    let (got, _) = page_through(&s, Some(&filter), within.as_ref(), &tops, budget)?;
     let keys =
         |v: &[&Entity]| v.iter().map(|e| (e.partition_key.clone(), e.row_key.clone())).collect::<Vec<_>>();
     let got_refs: Vec<&Entity> = got.iter().collect();
@@ -156,7 +174,18 @@ proptest! {
         filter in filter_expr(),
         tops in prop::collection::vec(1usize..7, 1..5),
     ) {
-        check_query(entities, filter, tops, MAX_EXAMINED_FOR_TESTS)?;
+        check_query(entities, filter, None, tops, MAX_EXAMINED_FOR_TESTS)?;
+    }
+
+    #[test]
+    fn paged_query_within_a_key_range_equals_brute_force(
+        entities in prop::collection::vec(entity(), 0..40),
+        filter in filter_expr(),
+        within in key_range(),
+        tops in prop::collection::vec(1usize..7, 1..5),
+        budget in prop::sample::select(vec![1usize, 3, MAX_EXAMINED_FOR_TESTS]),
+    ) {
+        check_query(entities, filter, Some(within), tops, budget)?;
     }
 
     #[test]
@@ -166,7 +195,7 @@ proptest! {
         tops in prop::collection::vec(1usize..7, 1..5),
         budget in 1usize..4,
     ) {
-        check_query(entities, filter, tops, budget)?;
+        check_query(entities, filter, None, tops, budget)?;
     }
 
     #[test]
@@ -177,7 +206,7 @@ proptest! {
     ) {
         let s = svc();
         let all = load(&s, entities);
-        let (got, _) = page_through(&s, None, &tops, budget)?;
+        let (got, _) = page_through(&s, None, None, &tops, budget)?;
         prop_assert!(got == all);
     }
 }
@@ -197,8 +226,8 @@ fn query(
     budget: usize,
 ) -> EntityPage {
     let filter = filter::parse(filter).expect("filter parses");
-    let q =
-        QueryEntities { start: start.map(|(p, r)| (p.to_owned(), r.to_owned())), top, filter: Some(filter) };
+    let start = start.map(|(p, r)| (p.to_owned(), r.to_owned()));
+    let q = QueryEntities { start, top, filter: Some(filter), within: None };
     s.query_entities_within(ACCT, TABLE, &q, budget).expect("query")
 }
 
@@ -283,7 +312,7 @@ fn a_resume_point_skips_earlier_ranges() {
     let page = query(&s, f, Some(("zz", "")), 1000, 10_000);
     assert_eq!((page.entities.len(), page.next), (0, None));
     // ...which still needs the table to exist.
-    let q =
-        QueryEntities { start: Some(("zz".into(), String::new())), top: 10, filter: filter::parse(f).ok() };
+    let start = Some(("zz".into(), String::new()));
+    let q = QueryEntities { start, top: 10, filter: filter::parse(f).ok(), within: None };
     assert!(matches!(s.query_entities(ACCT, "nope", &q), Err(ServiceError::TableNotFound)));
 }

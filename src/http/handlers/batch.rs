@@ -7,6 +7,7 @@ use super::super::dispatch::Req;
 use super::super::response::build;
 use super::super::AppState;
 use super::entities::parse_condition;
+use crate::auth::SasGrant;
 use crate::batch::{self, BatchError, BatchKind, BatchOp, ErrorPlacement, Limits, OpResult};
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
@@ -90,19 +91,23 @@ fn query_batch(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<Respo
 }
 
 fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<OpResult, ApiError> {
-    let Endpoint::GetEntity { table, pk, rk } = op.endpoint()? else {
+    let endpoint = op.endpoint()?;
+    let Endpoint::GetEntity { table, pk, rk } = &endpoint else {
         return Err(ApiError::with_message(
             ErrorCode::InvalidInput,
             "Only a point query (GET of one entity) may be sent in a batch.",
         ));
     };
+    if let Some(grant) = &ctx.sas {
+        grant.authorize(&endpoint, false)?;
+    }
     let md = odata::negotiate(op.header("accept"), None)?;
-    let e = state.service.get_entity(&ctx.account, &table, &pk, &rk)?;
+    let e = state.service.get_entity(&ctx.account, table, pk, rk)?;
     let mut headers = part_headers();
     headers.push(("Content-Type".into(), md.content_type().into()));
     headers.push(("ETag".into(), e.etag()));
     let urls = Urls { base: &ctx.base_url, account: &ctx.account };
-    Ok(OpResult { status: 200, headers, body: odata::entity_response(&e, &table, md, None, &urls) })
+    Ok(OpResult { status: 200, headers, body: odata::entity_response(&e, table, md, None, &urls) })
 }
 
 /// Converts one change-set operation into an action on `table`.
@@ -145,6 +150,17 @@ fn to_action(op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
     })
 }
 
+/// Authorizes one change-set operation under the request's SAS: its permission, table
+/// and (for keys in the URL) key range; for an insert, the body's keys against the range.
+/// A refusal fails the change set at this operation, before anything is written.
+fn authorize_op(grant: &SasGrant, op: &BatchOp, action: &BatchAction) -> Result<(), ApiError> {
+    grant.authorize(&op.endpoint()?, op.header("if-match").is_some())?;
+    if let BatchAction::Insert(new) = action {
+        grant.check_keys(&new.partition_key, &new.row_key)?;
+    }
+    Ok(())
+}
+
 /// Runs a change set; always answers 202 (with the failing part if one failed).
 fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
     let fail = |index: usize, err: &ApiError| {
@@ -160,7 +176,11 @@ fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
                 return fail(i, &ApiError::with_message(ErrorCode::InvalidInput, msg));
             }
         }
-        match to_action(op) {
+        let checked = to_action(op).and_then(|(t, action)| match &ctx.sas {
+            Some(grant) => authorize_op(grant, op, &action).map(|()| (t, action)),
+            None => Ok((t, action)),
+        });
+        match checked {
             Ok((t, action)) => {
                 table = t;
                 actions.push(action);

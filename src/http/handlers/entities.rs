@@ -90,7 +90,8 @@ pub fn query_entities(
         }
         None => None,
     };
-    let q = QueryEntities { start, top, filter };
+    let within = ctx.sas.as_ref().map(|g| g.key_range.clone()).filter(|r| !r.is_unbounded());
+    let q = QueryEntities { start, top, filter, within };
     let page = state.service.query_entities(&ctx.account, table, &q)?;
     let select = req.query.select_list();
     let mut headers = vec![("content-type", md.content_type().to_owned())];
@@ -135,6 +136,9 @@ pub fn insert_entity(
             "The PartitionKey and RowKey properties are required to insert an entity.",
         ));
     };
+    if let Some(grant) = &ctx.sas {
+        grant.check_keys(&pk, &rk)?;
+    }
     let new = NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties };
     let e = state.service.insert_entity(&ctx.account, table, new)?;
     let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));

@@ -314,3 +314,44 @@ async fn sas_batch_refusals_name_the_operation_and_write_nothing() {
     let (s, _, body) = send(batch_body(&[("POST", "sast", &ins("2", "b"))])).await;
     assert!(s == 202 && body.contains("HTTP/1.1 201"), "{body}");
 }
+
+/// `GET /Tables` signed (SharedKeyLite) over `date`, sent in `header`.
+fn list_tables_dated(header: &str, date: &str) -> http::Request<Body> {
+    use base64::Engine;
+    use hmac::Mac;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(&b64.decode(super::tests::KEY).unwrap()).unwrap();
+    mac.update(format!("{date}\n/devstoreaccount1/devstoreaccount1/Tables").as_bytes());
+    let sig = b64.encode(mac.finalize().into_bytes());
+    let auth = format!("SharedKeyLite devstoreaccount1:{sig}");
+    unsigned("GET", "/Tables", &[(header, date), ("authorization", &auth)], "")
+}
+
+fn minutes_from_now(m: i64) -> String {
+    (chrono::Utc::now() + chrono::Duration::minutes(m)).format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+#[tokio::test]
+async fn shared_key_requests_must_be_dated_within_15_minutes_unless_loose() {
+    let app = app();
+    for header in ["x-ms-date", "date"] {
+        for m in [-14, 0, 14] {
+            let (s, _, body) = call(&app, list_tables_dated(header, &minutes_from_now(m))).await;
+            assert_eq!(s, 200, "{header} {m} min: {body}");
+        }
+        for (m, detail) in [(-16, "Request date header too old"), (16, "in the future")] {
+            let (s, _, body) = call(&app, list_tables_dated(header, &minutes_from_now(m))).await;
+            assert_eq!((s, body["odata.error"]["code"].as_str()), (403, Some("AuthenticationFailed")));
+            let msg = body["odata.error"]["message"]["value"].as_str().unwrap();
+            assert!(msg.contains(detail), "{msg}");
+        }
+    }
+    let (s, _, _) = call(&app, list_tables_dated("x-ms-date", "yesterday")).await;
+    assert_eq!(s, 403);
+
+    let loose = super::tests::app_with(super::HttpOptions { loose: true, ..Default::default() });
+    for date in [minutes_from_now(-60 * 24), minutes_from_now(60), "Sun, 11 Oct 2009 21:49:13 GMT".into()] {
+        assert_eq!(call(&loose, list_tables_dated("x-ms-date", &date)).await.0, 200, "--loose, {date}");
+    }
+}

@@ -1,7 +1,8 @@
 //! [`dispatch`]: the single entry point of every request. Builds the
 //! [`RequestCtx`], resolves path-style or host-style accounts, applies `X-HTTP-Method`
-//! tunnelling, checks `x-ms-version`, authenticates, routes and renders errors; logs
-//! one line per request.
+//! tunnelling, checks `x-ms-version`, authenticates (SharedKey with a 15-minute date
+//! window unless `--loose`, or a shared access signature), routes and renders errors, adds
+//! CORS headers; logs one line per request.
 
 use super::ctx::{self, RequestCtx};
 use super::query::QueryParams;
@@ -149,6 +150,9 @@ async fn handle(
                     headers: &parts.headers,
                 };
                 auth::authenticate(&auth_req, account, account_ref.path_prefix.as_deref())?;
+                if !state.options.loose {
+                    check_date_skew(&parts.headers, chrono::Utc::now())?;
+                }
             }
         }
         if ctx.secondary && method != "GET" {
@@ -169,6 +173,34 @@ async fn handle(
     let body = read_body(body).await?;
     let req = Req { headers: parts.headers, query, body };
     handlers::handle(state, ctx, endpoint, &req)
+}
+
+/// How far a SharedKey request's date may be from the server's clock.
+const MAX_DATE_SKEW_MINUTES: i64 = 15;
+
+/// Refuses a signed request whose date (`x-ms-date`, else `Date`, as signed) is more than
+/// [`MAX_DATE_SKEW_MINUTES`] from `now` either way, or is not an RFC 1123 date: 403
+/// `AuthenticationFailed`, as the service answers a replayed or badly clocked request.
+fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>) -> Result<(), ApiError> {
+    let refuse = |detail: String| {
+        let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
+        e.auth_detail = Some(detail);
+        e
+    };
+    let date = ["x-ms-date", "date"].iter().find_map(|h| ctx::header(headers, h).filter(|v| !v.is_empty()));
+    // No date at all was refused by the signature check already.
+    let Some(date) = date else { return Ok(()) };
+    let Ok(sent) = chrono::DateTime::parse_from_rfc2822(date) else {
+        return Err(refuse(format!("The date header in the request is incorrect: '{date}'.")));
+    };
+    let skew = now.signed_duration_since(sent);
+    if skew > chrono::Duration::minutes(MAX_DATE_SKEW_MINUTES) {
+        return Err(refuse(format!("Request date header too old: '{date}'")));
+    }
+    if -skew > chrono::Duration::minutes(MAX_DATE_SKEW_MINUTES) {
+        return Err(refuse(format!("Request date header too far in the future: '{date}'")));
+    }
+    Ok(())
 }
 
 /// Verifies the request's shared access signature and authorizes the operation with it

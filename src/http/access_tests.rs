@@ -2,7 +2,7 @@
 //! (XML bodies, statuses, error shape), CORS, SAS and SharedKey date skew through
 //! `dispatch`, over the in-memory store.
 
-use super::tests::{app, call, signed, signed_at};
+use super::tests::{app, call, sign, signed, signed_at};
 use axum::body::{to_bytes, Body};
 use tower::ServiceExt;
 
@@ -201,19 +201,13 @@ async fn cors_headers_on_actual_requests_success_and_error() {
 /// A table SAS query string (sv 2019-02-02) on `tn` for `sp`, valid for an hour, with an
 /// optional key range (spk, srk, epk, erk).
 fn table_sas(tn: &str, sp: &str, range: [&str; 4]) -> String {
-    use base64::Engine;
-    use hmac::Mac;
     let se = (chrono::Utc::now() + chrono::Duration::hours(1)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
     let [spk, srk, epk, erk] = range;
     let sts = format!(
         "{sp}\n\n{se}\n/table/devstoreaccount1/{}\n\n\n\n2019-02-02\n{spk}\n{srk}\n{epk}\n{erk}",
         tn.to_lowercase()
     );
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let mut mac =
-        hmac::Hmac::<sha2::Sha256>::new_from_slice(&b64.decode(super::tests::KEY).unwrap()).unwrap();
-    mac.update(sts.as_bytes());
-    let sig = b64.encode(mac.finalize().into_bytes());
+    let sig = sign(&sts);
     let enc =
         |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
     let mut q = format!("sv=2019-02-02&tn={tn}&sp={sp}&se={}&sig={}", enc(&se), enc(&sig));
@@ -317,13 +311,7 @@ async fn sas_batch_refusals_name_the_operation_and_write_nothing() {
 
 /// `GET /Tables` signed (SharedKeyLite) over `date`, sent in `header`.
 fn list_tables_dated(header: &str, date: &str) -> http::Request<Body> {
-    use base64::Engine;
-    use hmac::Mac;
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let mut mac =
-        hmac::Hmac::<sha2::Sha256>::new_from_slice(&b64.decode(super::tests::KEY).unwrap()).unwrap();
-    mac.update(format!("{date}\n/devstoreaccount1/devstoreaccount1/Tables").as_bytes());
-    let sig = b64.encode(mac.finalize().into_bytes());
+    let sig = sign(&format!("{date}\n/devstoreaccount1/devstoreaccount1/Tables"));
     let auth = format!("SharedKeyLite devstoreaccount1:{sig}");
     unsigned("GET", "/Tables", &[(header, date), ("authorization", &auth)], "")
 }

@@ -8,8 +8,7 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use tower::ServiceExt;
 
-pub(super) const KEY: &str =
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 pub(super) fn app() -> axum::Router {
     app_with(HttpOptions::default())
@@ -23,13 +22,18 @@ pub(super) fn app_with(options: HttpOptions) -> axum::Router {
     }))
 }
 
+/// `Base64(HMAC-SHA256(dev key, sts))`: a SharedKey(Lite) or SAS signature.
+pub(super) fn sign(sts: &str) -> String {
+    let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(sts.as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
 /// A SharedKeyLite-signed host-style request (`devstoreaccount1.table.localhost`).
 fn signed_host_style(path: &str) -> http::Request<Body> {
     let date = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-    let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
-    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
-    mac.update(format!("{date}\n/devstoreaccount1{path}").as_bytes());
-    let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    let sig = sign(&format!("{date}\n/devstoreaccount1{path}"));
     http::Request::get(path)
         .header("host", "devstoreaccount1.table.localhost:10002")
         .header("x-ms-date", date)
@@ -53,12 +57,9 @@ pub(super) fn signed_at(
 ) -> http::Request<Body> {
     let date = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
     let uri: http::Uri = format!("{prefix}{path}").parse().unwrap();
-    let key = base64::engine::general_purpose::STANDARD.decode(KEY).unwrap();
-    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
     let comp = uri.query().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("comp=")));
     let comp = comp.map(|c| format!("?comp={c}")).unwrap_or_default();
-    mac.update(format!("{date}\n/devstoreaccount1{}{comp}", uri.path()).as_bytes());
-    let sig = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    let sig = sign(&format!("{date}\n/devstoreaccount1{}{comp}", uri.path()));
     let mut b = http::Request::builder()
         .method(method)
         .uri(uri)

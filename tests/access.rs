@@ -1276,3 +1276,131 @@ async fn accounts_are_isolated() {
     assert_eq!(table_names(&a2).await, ["onlyA2", "shared"]);
     assert_eq!(a2.get("shared", "p", "r").await.status, 200);
 }
+
+// ---------------------------------------------------------------------------------------
+// A refused request must not break keep-alive
+// ---------------------------------------------------------------------------------------
+
+/// A raw HTTP/1.1 connection, to control when the request body is sent.
+struct Conn {
+    s: tokio::net::TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    async fn open(port: u16) -> Conn {
+        Conn { s: tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap(), buf: Vec::new() }
+    }
+
+    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        use tokio::io::AsyncWriteExt;
+        self.s.write_all(bytes).await
+    }
+
+    /// Reads one response (head, body) within `wait`; `None` if none came or the peer
+    /// closed the connection first.
+    async fn response(&mut self, wait: std::time::Duration) -> Option<(String, String)> {
+        use tokio::io::AsyncReadExt;
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.buf[..end]).to_string();
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if self.buf.len() >= end + 4 + len {
+                    let body = String::from_utf8_lossy(&self.buf[end + 4..end + 4 + len]).to_string();
+                    self.buf.drain(..end + 4 + len);
+                    return Some((head, body));
+                }
+            }
+            let mut chunk = [0u8; 8192];
+            match tokio::time::timeout_at(deadline, self.s.read(&mut chunk)).await {
+                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return None,
+                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+}
+
+/// Sends the head of a request, then (after the server had time to answer early) its
+/// body, then a second request on the same connection. A refusal may be sent before the
+/// body is read, but then the server must either still read (drain) the body and keep
+/// the connection, or say `Connection: close`; closing silently makes keep-alive clients
+/// (the SDKs) fail their next request with "connection reset / remote end closed".
+async fn refusal_then_reuse(port: u16, what: &str, head: String, body: &str, second: String) {
+    let mut conn = Conn::open(port).await;
+    conn.send(head.as_bytes()).await.unwrap();
+    let early = conn.response(std::time::Duration::from_millis(300)).await;
+    let sent_body = conn.send(body.as_bytes()).await.is_ok();
+    let first = match early {
+        Some(r) => r,
+        None => {
+            assert!(sent_body, "{what}: the connection closed before any answer");
+            conn.response(std::time::Duration::from_secs(5))
+                .await
+                .unwrap_or_else(|| panic!("{what}: no answer"))
+        }
+    };
+    let status_line = first.0.lines().next().unwrap_or_default().to_owned();
+    assert!(status_line.contains(" 403 "), "{what}: expected a 403, got {status_line}: {}", first.1);
+    let closes = first.0.lines().any(|l| {
+        l.split_once(':').is_some_and(|(k, v)| {
+            k.eq_ignore_ascii_case("connection") && v.trim().eq_ignore_ascii_case("close")
+        })
+    });
+    if closes {
+        return; // the client knows not to reuse the connection
+    }
+    let reused = conn.send(second.as_bytes()).await.is_ok();
+    let answer = if reused { conn.response(std::time::Duration::from_secs(5)).await } else { None };
+    let ok = answer.as_ref().is_some_and(|(h, _)| h.starts_with("HTTP/1.1 200"));
+    assert!(
+        ok,
+        "{what}: after answering {status_line} early (without Connection: close) the server must keep the \
+         connection usable; the next request got {answer:?}"
+    );
+}
+
+#[tokio::test]
+async fn refused_writes_keep_the_connection_usable() {
+    let server = TestServer::start();
+    let c = server.client();
+    let port = server.port;
+    grid(&c, "keepT").await;
+    let read = TableSas::new("keepT", "r").token();
+    let ranged = TableSas::new("keepT", "raud").range("p1", "r2", "p2", "r1").token();
+    let second = format!(
+        "GET /{ACCOUNT}/keepT()?{read} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-ms-version: {SV}\r\n\
+         Accept: application/json;odata=nometadata\r\n\r\n"
+    );
+    let body = json!({"PartitionKey": "p3", "RowKey": "new", "n": 1}).to_string();
+    let head = |method: &str, path: &str, extra: &str| {
+        format!(
+            "{method} /{ACCOUNT}{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-ms-version: {SV}\r\n\
+             Accept: application/json;odata=nometadata\r\nContent-Type: application/json\r\n\
+             DataServiceVersion: 3.0\r\n{extra}Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+    };
+    let insert_ro = head("POST", &format!("/keepT?{read}"), "");
+    refusal_then_reuse(port, "insert under sp=r", insert_ro, &body, second.clone()).await;
+    let update_out =
+        head("PUT", &format!("{}?{ranged}", entity_path("keepT", "p0", "r3")), "If-Match: *\r\n");
+    refusal_then_reuse(port, "update outside the key range", update_out, &body, second.clone()).await;
+    let forged = read.replace("sp=r", "sp=raud");
+    let insert_forged = head("POST", &format!("/keepT?{forged}"), "");
+    refusal_then_reuse(port, "insert with a forged SAS", insert_forged, &body, second.clone()).await;
+    let date = now_rfc1123();
+    let auth = format!(
+        "SharedKey {ACCOUNT}:{}",
+        sign(KEY, &format!("POST\n\napplication/json\n{date}\n/{ACCOUNT}/{ACCOUNT}/other"))
+    );
+    let insert_bad_key = head("POST", "/keepT", &format!("x-ms-date: {date}\r\nAuthorization: {auth}\r\n"));
+    refusal_then_reuse(port, "insert with a wrong SharedKey signature", insert_bad_key, &body, second).await;
+    assert_eq!(all_keys(&c, "keepT").await.len(), 16, "a refused write wrote");
+}

@@ -110,6 +110,24 @@ async fn handle(
     parts: Parts,
     body: Body,
 ) -> Result<Response, ApiError> {
+    // The body is read (or drained) before anything can refuse the request: answering
+    // while the client is still sending makes hyper drop the keep-alive connection, and
+    // the client's next request on it fails. Its own error, if any, is reported only
+    // after the checks below, so a bad signature still answers 403.
+    let declared = ctx::header(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
+    let body = if declared.is_some_and(|n| n > DRAIN_LIMIT) {
+        // not worth reading: answer at once and close the connection
+        let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
+        e.close_connection = true;
+        return Err(e);
+    } else {
+        read_body(body).await
+    };
+    if let Err(e) = &body {
+        if e.close_connection {
+            return Err(e.clone());
+        }
+    }
     ctx.version = ctx::check_version(&parts.headers, state.options.skip_api_version_check)?;
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, &parts, raw_path)?;
@@ -163,14 +181,7 @@ async fn handle(
         }
     }
 
-    let declared = ctx::header(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > DRAIN_LIMIT) {
-        // not worth reading: answer at once and close the connection
-        let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
-        e.close_connection = true;
-        return Err(e);
-    }
-    let body = read_body(body).await?;
+    let body = body?;
     let req = Req { headers: parts.headers, query, body };
     handlers::handle(state, ctx, endpoint, &req)
 }

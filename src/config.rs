@@ -35,8 +35,8 @@ pub struct Args {
     #[arg(short = 'd', long = "debug", value_name = "FILE")]
     pub debug: Option<PathBuf>,
 
-    /// Loose mode. Accepted for compatibility with Azurite's flags; like Azurite's table
-    /// service, the table server does not change behaviour with it.
+    /// Loose mode: accept SharedKey requests whatever their date (by default a request
+    /// dated more than 15 minutes from the server clock is refused).
     #[arg(short = 'L', long = "loose")]
     pub loose: bool,
 
@@ -49,6 +49,20 @@ pub struct Args {
     /// from the first path segment.
     #[arg(long = "disableProductStyleUrl")]
     pub disable_product_style_url: bool,
+
+    /// Serve HTTPS with this certificate chain (PEM); needs --key.
+    #[arg(long = "cert", value_name = "PEM")]
+    pub cert: Option<PathBuf>,
+
+    /// The private key (PEM) of --cert.
+    #[arg(long = "key", value_name = "PEM")]
+    pub key: Option<PathBuf>,
+
+    /// Accept OAuth bearer tokens (Microsoft Entra ID). Only `basic` exists, as in Azurite:
+    /// the token's structure, issuer, audience and lifetime are checked, NOT its signature.
+    /// Needs HTTPS (--cert, --key).
+    #[arg(long = "oauth", value_name = "LEVEL", value_parser = ["basic"])]
+    pub oauth: Option<String>,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -64,11 +78,26 @@ pub struct Config {
     pub disable_product_style_url: bool,
     /// Value of `AZURITE_ACCOUNTS` (`name1:key1:key2;name2:key1`), if set.
     pub extra_accounts: Option<String>,
+    /// HTTPS: (certificate chain, private key) PEM files.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// `--oauth basic`.
+    pub oauth: bool,
 }
 
 impl Config {
-    /// Builds the configuration; fails on an unparseable host.
+    /// Builds the configuration; fails on an unparseable host, on `--cert` without `--key`
+    /// (or the reverse) and on `--oauth` without HTTPS.
     pub fn from_args(args: Args, azurite_accounts: Option<String>) -> Result<Config, String> {
+        let tls = match (args.cert, args.key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            _ => {
+                return Err("--cert and --key go together (PEM certificate chain and its private key)".into())
+            }
+        };
+        if args.oauth.is_some() && tls.is_none() {
+            return Err("--oauth needs HTTPS: give --cert and --key".into());
+        }
         let host = if args.table_host == "localhost" { "127.0.0.1" } else { args.table_host.as_str() };
         let ip: std::net::IpAddr =
             host.parse().map_err(|_| format!("--tableHost: '{}' is not an IP address", args.table_host))?;
@@ -81,6 +110,8 @@ impl Config {
             skip_api_version_check: args.skip_api_version_check,
             disable_product_style_url: args.disable_product_style_url,
             extra_accounts: azurite_accounts.filter(|s| !s.trim().is_empty()),
+            tls,
+            oauth: args.oauth.is_some(),
         })
     }
 }
@@ -122,6 +153,23 @@ mod tests {
         assert!(c.silent && c.loose && c.skip_api_version_check && c.disable_product_style_url);
         assert_eq!(c.debug_log.as_deref(), Some(std::path::Path::new("/tmp/debug.log")));
         assert_eq!(c.extra_accounts.as_deref(), Some("acct:a2V5"));
+    }
+
+    #[test]
+    fn https_and_oauth_flags() {
+        let parse = |extra: &[&str]| {
+            let args = Args::try_parse_from([&["aztable"], extra].concat()).map_err(|e| e.to_string())?;
+            Config::from_args(args, None)
+        };
+        let c = parse(&["--cert", "c.pem", "--key", "k.pem", "--oauth", "basic"]).unwrap();
+        assert_eq!(c.tls, Some(("c.pem".into(), "k.pem".into())));
+        assert!(c.oauth);
+        let c = parse(&["--cert", "c.pem", "--key", "k.pem"]).unwrap();
+        assert!(c.tls.is_some() && !c.oauth);
+        assert!(parse(&["--cert", "c.pem"]).is_err());
+        assert!(parse(&["--key", "k.pem"]).is_err());
+        assert!(parse(&["--oauth", "basic"]).is_err());
+        assert!(parse(&["--cert", "c.pem", "--key", "k.pem", "--oauth", "full"]).is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use aztable::auth::Accounts;
 use aztable::config::{Args, Config};
-use aztable::http::{serve, AppState, HttpOptions};
+use aztable::http::{load_tls_config, serve, AppState, HttpOptions};
 use aztable::service::TableService;
 use aztable::store::Store;
 use clap::Parser;
@@ -92,8 +92,11 @@ async fn run(config: Config) -> Result<(), String> {
             skip_api_version_check: config.skip_api_version_check,
             disable_product_style_url: config.disable_product_style_url,
             loose: config.loose,
+            https: config.tls.is_some(),
+            oauth: config.oauth,
         },
     });
+    let tls = config.tls.as_ref().map(|(cert, key)| load_tls_config(cert, key)).transpose()?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
@@ -103,8 +106,12 @@ async fn run(config: Config) -> Result<(), String> {
         None => "in memory (--inMemoryPersistence: nothing is kept)".to_owned(),
     };
     tracing::info!(accounts = ?state.accounts.names(), "data: {data}");
-    tracing::info!("aztable listening on http://{addr}");
-    serve(listener, Arc::clone(&state), shutdown_signal()).await.map_err(|e| e.to_string())?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if config.oauth {
+        tracing::info!("OAuth bearer tokens accepted (--oauth basic: signatures are NOT verified)");
+    }
+    tracing::info!("aztable listening on {scheme}://{addr}");
+    serve(listener, Arc::clone(&state), tls, shutdown_signal()).await.map_err(|e| e.to_string())?;
     tracing::info!("shutting down: flushing the store");
     state.service.flush().map_err(|e| e.to_string())?;
     drop(state);

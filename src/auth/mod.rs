@@ -3,6 +3,7 @@
 //! I/O, no async; the HTTP layer extracts the pieces of the request and calls in here.
 
 mod accounts;
+pub mod oauth;
 pub mod sas;
 mod shared_key;
 pub mod sign;

@@ -201,17 +201,22 @@ async fn cors_headers_on_actual_requests_success_and_error() {
 /// A table SAS query string (sv 2019-02-02) on `tn` for `sp`, valid for an hour, with an
 /// optional key range (spk, srk, epk, erk).
 fn table_sas(tn: &str, sp: &str, range: [&str; 4]) -> String {
+    table_sas_with(tn, sp, range, ["", ""])
+}
+
+/// [`table_sas`] with `[sip, spr]` (empty = absent).
+fn table_sas_with(tn: &str, sp: &str, range: [&str; 4], [sip, spr]: [&str; 2]) -> String {
     let se = (chrono::Utc::now() + chrono::Duration::hours(1)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
     let [spk, srk, epk, erk] = range;
     let sts = format!(
-        "{sp}\n\n{se}\n/table/devstoreaccount1/{}\n\n\n\n2019-02-02\n{spk}\n{srk}\n{epk}\n{erk}",
+        "{sp}\n\n{se}\n/table/devstoreaccount1/{}\n\n{sip}\n{spr}\n2019-02-02\n{spk}\n{srk}\n{epk}\n{erk}",
         tn.to_lowercase()
     );
     let sig = sign(&sts);
     let enc =
         |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
     let mut q = format!("sv=2019-02-02&tn={tn}&sp={sp}&se={}&sig={}", enc(&se), enc(&sig));
-    for (name, v) in [("spk", spk), ("srk", srk), ("epk", epk), ("erk", erk)] {
+    for (name, v) in [("spk", spk), ("srk", srk), ("epk", epk), ("erk", erk), ("sip", sip), ("spr", spr)] {
         if !v.is_empty() {
             q += &format!("&{name}={}", enc(v));
         }
@@ -259,9 +264,18 @@ async fn sas_version_tunnelling_and_client_address() {
             .await;
     assert_eq!((s, body["odata.error"]["code"].as_str()), (403, Some("AuthorizationPermissionMismatch")));
     // No connection info (as here) means an unknown client address: any sip refuses.
-    let sip = format!("{tok}&sip=127.0.0.1");
-    let (s, _, _) = call(&app, unsigned("GET", &format!("/sast()?{sip}"), &[], "")).await;
-    assert_eq!(s, 403);
+    let sip = table_sas_with("sast", "r", ["", "", "", ""], ["127.0.0.1", ""]);
+    let (s, _, body) = call(&app, unsigned("GET", &format!("/sast()?{sip}"), &[], "")).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (403, Some("AuthorizationSourceIPMismatch")));
+    // spr=https: refused over http, accepted when the server speaks TLS.
+    let https_only = table_sas_with("sast", "r", ["", "", "", ""], ["", "https"]);
+    let (s, _, body) = call(&app, unsigned("GET", &format!("/sast()?{https_only}"), &[], "")).await;
+    assert_eq!((s, body["odata.error"]["code"].as_str()), (403, Some("AuthorizationProtocolMismatch")));
+    let tls = super::tests::app_with(super::HttpOptions { https: true, ..Default::default() });
+    sas_table(&tls).await;
+    let (s, _, body) = call(&tls, unsigned("GET", &format!("/sast()?{https_only}"), &[], "")).await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body["odata.metadata"].as_str().unwrap().starts_with("https://"), "{body}");
 }
 
 fn batch_body(parts: &[(&str, &str, &str)]) -> (String, String) {

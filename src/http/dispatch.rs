@@ -1,7 +1,7 @@
 //! [`dispatch`]: the single entry point of every request. Builds the
 //! [`RequestCtx`], resolves path-style or host-style accounts, applies `X-HTTP-Method`
 //! tunnelling, checks `x-ms-version`, authenticates (SharedKey with a 15-minute date
-//! window unless `--loose`, or a shared access signature), routes and renders errors, adds
+//! window unless `--loose`, a shared access signature, or with `--oauth` a bearer token), routes and renders errors, adds
 //! CORS headers; logs one line per request.
 
 use super::ctx::{self, RequestCtx};
@@ -138,9 +138,10 @@ async fn handle(
     };
     ctx.account = account;
     ctx.secondary = secondary;
+    let scheme = if state.options.https { "https" } else { "http" };
     ctx.base_url = match &account_ref.path_prefix {
-        Some(prefix) => format!("http://{host}{prefix}"),
-        None => format!("http://{host}"),
+        Some(prefix) => format!("{scheme}://{host}{prefix}"),
+        None => format!("{scheme}://{host}"),
     };
     let rest = match &account_ref.path_prefix {
         Some(prefix) => &raw_path[prefix.len()..],
@@ -158,9 +159,11 @@ async fn handle(
             e.auth_detail = Some(format!("The account '{}' does not exist on this server.", ctx.account));
             e
         })?;
-        match auth::parse_sas(parts.uri.query().unwrap_or_default()) {
-            Some(token) => authorize_sas(state, ctx, &parts, account, &token?, &endpoint)?,
-            None => {
+        let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
+        match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
+            (Some(token), _) => authorize_sas(state, ctx, &parts, account, &token?, &endpoint)?,
+            (None, Some(token)) => authorize_bearer(ctx, token, &endpoint)?,
+            (None, None) => {
                 let auth_req = AuthRequest {
                     method: parts.method.as_str(),
                     raw_path,
@@ -214,6 +217,24 @@ fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>
     Ok(())
 }
 
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
+    ctx::header(headers, "authorization")?.strip_prefix("Bearer ")
+}
+
+/// `--oauth basic`: a structurally valid, current Entra ID token for storage grants every
+/// operation (no signature or role check, as in Azurite) except the table ACLs, which the
+/// service refuses to Entra ID callers with 404 `ResourceNotFound`.
+fn authorize_bearer(ctx: &RequestCtx, token: &str, endpoint: &Endpoint) -> Result<(), ApiError> {
+    if matches!(endpoint, Endpoint::GetTableAcl { .. } | Endpoint::SetTableAcl { .. }) {
+        return Err(ApiError::with_message(
+            ErrorCode::ResourceNotFound,
+            "The specified resource does not exist. (Table ACLs are not available with OAuth.)",
+        ));
+    }
+    auth::oauth::verify_bearer(token, &ctx.account, chrono::Utc::now().timestamp())
+}
+
 /// Verifies the request's shared access signature and authorizes the operation with it
 /// (the stored access policies of a table SAS with `si` come from the table's ACL); keeps
 /// the grant in `ctx` for the handlers that enforce its key range. Without
@@ -227,8 +248,8 @@ fn authorize_sas(
     endpoint: &Endpoint,
 ) -> Result<(), ApiError> {
     let client_ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
-    let sas_ctx =
-        auth::SasContext { account, now: crate::model::time::wall_now(), client_ip, is_https: false };
+    let now = crate::model::time::wall_now();
+    let sas_ctx = auth::SasContext { account, now, client_ip, is_https: state.options.https };
     let policies = |table: &str, si: &str| match state.service.stored_policy(&ctx.account, table, si) {
         Ok(policy) => policy,
         Err(e) => {

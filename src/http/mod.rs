@@ -10,8 +10,10 @@ mod handlers;
 pub mod query;
 mod response;
 mod server;
+mod tls;
 
-pub use server::serve;
+pub use server::{serve, TlsConfig};
+pub use tls::load_config as load_tls_config;
 
 use crate::auth::Accounts;
 use crate::service::TableService;
@@ -23,6 +25,11 @@ pub struct HttpOptions {
     pub skip_api_version_check: bool,
     pub disable_product_style_url: bool,
     pub loose: bool,
+    /// Served over TLS (`--cert`/`--key`): URLs in responses say `https`, and a SAS with
+    /// `spr=https` is accepted.
+    pub https: bool,
+    /// `--oauth basic`: accept `Authorization: Bearer` tokens (see `auth::oauth`).
+    pub oauth: bool,
 }
 
 /// Everything a request handler can reach.

@@ -68,8 +68,9 @@ impl TestServer {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if !sent {
-                    if let Some(i) = line.find("listening on http://") {
-                        let addr = &line[i + "listening on http://".len()..];
+                    // "listening on http://…" or "https://…"
+                    if let Some(i) = line.find("listening on http") {
+                        let addr = &line[i..];
                         let port = addr.rsplit(':').next().and_then(|p| p.trim().parse::<u16>().ok());
                         if let Some(p) = port {
                             let _ = tx.send(p);

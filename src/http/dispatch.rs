@@ -1,8 +1,8 @@
 //! [`dispatch`]: the single entry point of every request. Builds the
 //! [`RequestCtx`], resolves path-style or host-style accounts, applies `X-HTTP-Method`
 //! tunnelling, checks `x-ms-version`, authenticates (SharedKey with a 15-minute date
-//! window unless `--loose`, a shared access signature, or with `--oauth` a bearer token), routes and renders errors, adds
-//! CORS headers; logs one line per request.
+//! window unless `--loose`, a shared access signature, or with `--oauth` a bearer
+//! token), routes and renders errors, adds CORS headers; logs one line per request.
 
 use super::ctx::{self, RequestCtx};
 use super::query::QueryParams;

@@ -224,6 +224,11 @@ impl TableService {
         if txn.get(&new.partition_key, &new.row_key)?.is_some() {
             return Err(ServiceError::EntityAlreadyExists);
         }
+        self.put_whole(txn, new)
+    }
+
+    /// Writes `new` as the whole entity with a fresh Timestamp (insert and replace).
+    fn put_whole(&self, txn: &mut Txn<'_>, new: NewEntity) -> Result<Entity, ServiceError> {
         let e = Entity {
             partition_key: new.partition_key,
             row_key: new.row_key,
@@ -244,15 +249,7 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let current = txn.get(&new.partition_key, &new.row_key)?;
         check_condition(current.as_ref(), cond)?;
-        let e = Entity {
-            partition_key: new.partition_key,
-            row_key: new.row_key,
-            timestamp: self.clock.now(),
-            properties: new.properties,
-        };
-        check_entity_limits(&e)?;
-        txn.put(e.clone());
-        Ok(e)
+        self.put_whole(txn, new)
     }
 
     /// Merge (or insert-or-merge) inside a partition transaction.

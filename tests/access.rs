@@ -196,11 +196,7 @@ async fn raw(
         }
         req = req.body(b.to_owned());
     }
-    let resp = req.send().await.expect("request failed");
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let body = resp.text().await.unwrap();
-    Resp { status, headers, body }
+    Resp::read(req.send().await.expect("request failed")).await
 }
 
 /// An unsigned request on the dev account with a SAS query appended to `path`
@@ -1031,11 +1027,7 @@ async fn preflight(port: u16, path: &str, headers: &[(&str, &str)]) -> Resp {
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let resp = req.send().await.expect("request failed");
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let body = resp.text().await.unwrap();
-    Resp { status, headers, body }
+    Resp::read(req.send().await.expect("request failed")).await
 }
 
 fn list(v: Option<String>) -> Vec<String> {

@@ -82,23 +82,28 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
         sas: None,
     };
     let mut op = "Unknown";
-    let result = handle(&state, &mut ctx, &mut op, parts.clone(), body).await;
+    // What the access log and CORS need after `handle` consumes the request head:
+    // cheaper than cloning every header.
+    let method = parts.method.clone();
+    let path = parts.uri.path().to_owned();
+    let origin = ctx::header(&parts.headers, "origin").map(str::to_owned);
+    let result = handle(&state, &mut ctx, &mut op, parts, body).await;
     let resp = match result {
         Ok(r) => r,
         Err(e) => error_response::render(&e, &ctx),
     };
     let mut resp = response::finish(resp, &ctx);
-    add_cors_headers(&state, &ctx, &parts, &mut resp);
+    if let Some(origin) = &origin {
+        add_cors_headers(&state, &ctx, origin, &method, &mut resp);
+    }
     tracing::info!(
         target: "aztable::access",
-        method = %parts.method,
+        method = %method,
         operation = op,
         status = resp.status().as_u16(),
         latency_us = started.elapsed().as_micros() as u64,
         request_id = %ctx.request_id,
-        "{} {}",
-        parts.method,
-        parts.uri.path()
+        "{method} {path}"
     );
     resp
 }
@@ -269,9 +274,14 @@ fn authorize_sas(
 /// CORS on an actual (non-`OPTIONS`) request with an `Origin` header: adds the headers of
 /// the account's first matching rule (to success and error answers alike). The account's
 /// rules are read only for such requests, so requests without `Origin` pay nothing.
-fn add_cors_headers(state: &AppState, ctx: &RequestCtx, parts: &Parts, resp: &mut Response) {
-    let Some(origin) = ctx::header(&parts.headers, "origin") else { return };
-    if parts.method == http::Method::OPTIONS || state.accounts.get(&ctx.account).is_none() {
+fn add_cors_headers(
+    state: &AppState,
+    ctx: &RequestCtx,
+    origin: &str,
+    method: &http::Method,
+    resp: &mut Response,
+) {
+    if *method == http::Method::OPTIONS || state.accounts.get(&ctx.account).is_none() {
         return;
     }
     let Ok(props) = state.service.get_service_properties(&ctx.account) else { return };
@@ -279,8 +289,7 @@ fn add_cors_headers(state: &AppState, ctx: &RequestCtx, parts: &Parts, resp: &mu
         return;
     }
     let names: Vec<&str> = resp.headers().keys().map(http::HeaderName::as_str).collect();
-    let cors =
-        crate::xml::cors::actual_request_headers(&props.cors, Some(origin), parts.method.as_str(), &names);
+    let cors = crate::xml::cors::actual_request_headers(&props.cors, Some(origin), method.as_str(), &names);
     response::append_headers(resp, &cors);
 }
 

@@ -149,6 +149,14 @@ pub struct Resp {
 }
 
 impl Resp {
+    /// Reads a whole response.
+    pub async fn read(resp: reqwest::Response) -> Resp {
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp.text().await.unwrap();
+        Resp { status, headers, body }
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
@@ -220,11 +228,7 @@ impl Client {
         if let Some(b) = body {
             req = req.body(b.to_owned());
         }
-        let resp = req.send().await.expect("request failed");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = resp.text().await.unwrap();
-        Resp { status, headers, body }
+        Resp::read(req.send().await.expect("request failed")).await
     }
 
     pub async fn create_table(&self, name: &str) -> Resp {

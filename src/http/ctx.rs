@@ -30,6 +30,28 @@ pub struct RequestCtx {
     pub sas: Option<SasGrant>,
 }
 
+/// A fresh `x-ms-request-id`: a version-4-shaped UUID. Ids only need to be unique, not
+/// secret, so instead of asking the OS for 16 random bytes per request (a syscall each),
+/// a per-process random seed is mixed with a counter through splitmix64.
+pub fn new_request_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static SEED: OnceLock<u128> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let seed = *SEED.get_or_init(|| uuid::Uuid::new_v4().as_u128());
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    // splitmix64's finalizer is a bijection, so the low half differs for every counter
+    // value (but for the two variant bits the UUID layout overwrites).
+    let bits = seed ^ (u128::from(mix(!n)) << 64 | u128::from(mix(n)));
+    uuid::Builder::from_random_bytes(bits.to_be_bytes()).into_uuid().hyphenated().to_string()
+}
+
 /// Checks `x-ms-version` the way Azurite does: a well-formed version between the
 /// oldest service version and [`LATEST_VERSION`] is accepted (the check is skipped
 /// with `--skipApiVersionCheck`); no header means [`LATEST_VERSION`].
@@ -108,6 +130,17 @@ mod tests {
         assert!(check_version(&with_version("garbage"), false).is_err());
         assert!(check_version(&with_version("2001-01-01"), false).is_err());
         assert_eq!(check_version(&with_version("2099-01-01"), true).unwrap(), "2099-01-01");
+    }
+
+    #[test]
+    fn request_ids_are_distinct_v4_uuids() {
+        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| new_request_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in ids.iter().take(100) {
+            let u = uuid::Uuid::parse_str(id).unwrap();
+            assert_eq!(u.get_version_num(), 4);
+            assert_eq!(id.len(), 36);
+        }
     }
 
     #[test]

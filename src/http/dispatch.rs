@@ -73,7 +73,7 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     let started = Instant::now();
     let (parts, body) = req.into_parts();
     let mut ctx = RequestCtx {
-        request_id: uuid::Uuid::new_v4().to_string(),
+        request_id: ctx::new_request_id(),
         version: ctx::LATEST_VERSION.to_owned(),
         client_request_id: ctx::client_request_id(&parts.headers),
         account: String::new(),

@@ -17,14 +17,35 @@ pub fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
     };
     set("x-ms-request-id", &ctx.request_id);
     set("x-ms-version", &ctx.version);
-    set("date", &crate::model::time::wall_now().to_http_date());
-    set("server", "aztable/0.1 Windows-Azure-Table/1.0");
-    set("cache-control", "no-cache");
-    set("x-content-type-options", "nosniff");
     if let Some(id) = &ctx.client_request_id {
         set("x-ms-client-request-id", id);
     }
+    h.insert(http::header::DATE, http_date_now());
+    h.insert(http::header::SERVER, HeaderValue::from_static("aztable/0.1 Windows-Azure-Table/1.0"));
+    h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     resp
+}
+
+/// The `Date` header value for now, formatted once per second per thread.
+fn http_date_now() -> HeaderValue {
+    thread_local! {
+        static CACHED: std::cell::RefCell<Option<(i64, HeaderValue)>> = const { std::cell::RefCell::new(None) };
+    }
+    let now = crate::model::time::wall_now();
+    let second = now.0.div_euclid(10_000_000);
+    CACHED.with(|c| {
+        let mut c = c.borrow_mut();
+        match &*c {
+            Some((s, v)) if *s == second => v.clone(),
+            _ => {
+                let v = HeaderValue::from_str(&now.to_http_date())
+                    .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
+                *c = Some((second, v.clone()));
+                v
+            }
+        }
+    })
 }
 
 /// A response with a status, headers and body.

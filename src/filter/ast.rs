@@ -131,6 +131,18 @@ impl Expr {
         out
     }
 
+    /// Whether the expression reads `PartitionKey` or `RowKey`.
+    pub fn reads_keys(&self) -> bool {
+        match self {
+            Expr::Compare { property, .. } | Expr::Property(property) => {
+                matches!(property.as_str(), "PartitionKey" | "RowKey")
+            }
+            Expr::Bool(_) => false,
+            Expr::Not(inner) => inner.reads_keys(),
+            Expr::And(a, b) | Expr::Or(a, b) => a.reads_keys() || b.reads_keys(),
+        }
+    }
+
     /// Binding strength when printed: `or` 1, `and` 2, everything else 3.
     fn precedence(&self) -> u8 {
         match self {

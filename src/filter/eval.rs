@@ -33,17 +33,48 @@
 //!   is `Edm.DateTime`. For Query Tables only `TableName` (`Edm.String`) exists.
 
 use super::ast::{CmpOp, Expr};
-use crate::model::{EdmValue, Entity, Ticks};
+use crate::model::{EdmRef, EdmValue, Entity, Ticks};
 use std::cmp::Ordering;
+
+/// What a filter reads from a row: its keys, its Timestamp and its custom properties.
+/// Implemented by [`Entity`] and by the partition layer's projection of a stored row,
+/// which borrows the few properties a filter names straight from the stored bytes.
+pub trait Row {
+    fn partition_key(&self) -> &str;
+    fn row_key(&self) -> &str;
+    fn timestamp(&self) -> Ticks;
+    /// A custom property by name (never a system property).
+    fn property(&self, name: &str) -> Option<EdmRef<'_>>;
+}
+
+impl Row for Entity {
+    fn partition_key(&self) -> &str {
+        &self.partition_key
+    }
+    fn row_key(&self) -> &str {
+        &self.row_key
+    }
+    fn timestamp(&self) -> Ticks {
+        self.timestamp
+    }
+    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
+        self.get(name).map(crate::model::EdmValue::borrowed)
+    }
+}
 
 /// Evaluates `expr` against an entity. `PartitionKey`, `RowKey` and `Timestamp` are
 /// addressable like custom properties.
 pub fn eval(expr: &Expr, entity: &Entity) -> bool {
+    eval_row(expr, entity)
+}
+
+/// Evaluates `expr` against any [`Row`].
+pub fn eval_row(expr: &Expr, row: &dyn Row) -> bool {
     eval_with(expr, &|name| match name {
-        "PartitionKey" => Some(Value::Str(&entity.partition_key)),
-        "RowKey" => Some(Value::Str(&entity.row_key)),
-        "Timestamp" => Some(Value::Ticks(entity.timestamp)),
-        _ => entity.get(name).map(Value::Edm),
+        "PartitionKey" => Some(Value::Str(row.partition_key())),
+        "RowKey" => Some(Value::Str(row.row_key())),
+        "Timestamp" => Some(Value::Ticks(row.timestamp())),
+        _ => row.property(name).map(Value::Edm),
     })
 }
 
@@ -57,7 +88,7 @@ pub fn eval_table_name(expr: &Expr, table_name: &str) -> bool {
 enum Value<'a> {
     Str(&'a str),
     Ticks(Ticks),
-    Edm(&'a EdmValue),
+    Edm(EdmRef<'a>),
 }
 
 fn eval_with<'a>(expr: &Expr, lookup: &dyn Fn(&str) -> Option<Value<'a>>) -> bool {
@@ -66,7 +97,7 @@ fn eval_with<'a>(expr: &Expr, lookup: &dyn Fn(&str) -> Option<Value<'a>>) -> boo
             None => false,
             Some(v) => apply(*op, compare(v, value)),
         },
-        Expr::Property(name) => matches!(lookup(name), Some(Value::Edm(EdmValue::Boolean(true)))),
+        Expr::Property(name) => matches!(lookup(name), Some(Value::Edm(EdmRef::Boolean(true)))),
         Expr::Bool(b) => *b,
         Expr::Not(inner) => !eval_with(inner, lookup),
         Expr::And(a, b) => eval_with(a, lookup) && eval_with(b, lookup),
@@ -100,6 +131,7 @@ fn apply(op: CmpOp, outcome: Outcome) -> bool {
 
 /// Compares a property value (left) with a literal (right).
 fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
+    use EdmRef as R;
     use EdmValue as V;
     let ord = |o: Ordering| Outcome::Ordered(o);
     match (prop, lit) {
@@ -107,15 +139,15 @@ fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
         (Value::Ticks(a), V::DateTime(b)) => ord(a.cmp(b)),
         (Value::Str(_) | Value::Ticks(_), _) => Outcome::Mismatch,
         (Value::Edm(p), _) => match (p, lit) {
-            (V::String(a), V::String(b)) => ord(utf16_cmp(a, b)),
-            (V::Int32(a), V::Int32(b)) => ord(a.cmp(b)),
-            (V::Int64(a), V::Int64(b)) => ord(a.cmp(b)),
-            (V::Double(a), V::Double(b)) => a.partial_cmp(b).map_or(Outcome::Unordered, ord),
-            (V::Boolean(a), V::Boolean(b)) => ord(a.cmp(b)),
-            (V::DateTime(a), V::DateTime(b)) => ord(a.cmp(b)),
+            (R::String(a), V::String(b)) => ord(utf16_cmp(a, b)),
+            (R::Int32(a), V::Int32(b)) => ord(a.cmp(b)),
+            (R::Int64(a), V::Int64(b)) => ord(a.cmp(b)),
+            (R::Double(a), V::Double(b)) => a.partial_cmp(b).map_or(Outcome::Unordered, ord),
+            (R::Boolean(a), V::Boolean(b)) => ord(a.cmp(b)),
+            (R::DateTime(a), V::DateTime(b)) => ord(a.cmp(b)),
             // Bytes in RFC 4122 order sort exactly like the lowercase hyphenated text.
-            (V::Guid(a), V::Guid(b)) => ord(a.cmp(b)),
-            (V::Binary(a), V::Binary(b)) => ord(a.cmp(b)),
+            (R::Guid(a), V::Guid(b)) => ord(a.cmp(b)),
+            (R::Binary(a), V::Binary(b)) => ord(a.cmp(b.as_slice())),
             _ => Outcome::Mismatch,
         },
     }
@@ -125,7 +157,14 @@ fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
 /// This differs from `str`'s byte order only where a character above U+FFFF meets one
 /// in U+E000..=U+FFFF.
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        // One is a prefix of the other (at a character boundary: both are UTF-8).
+        None => x.len().cmp(&y.len()),
+        // The first difference is between two ASCII characters.
+        Some(i) if x[i] < 0x80 && y[i] < 0x80 => x[i].cmp(&y[i]),
+        Some(_) => a.encode_utf16().cmp(b.encode_utf16()),
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +181,13 @@ mod tests {
         assert_eq!(utf16_cmp("a", "ab"), Ordering::Less);
         assert_eq!(utf16_cmp("B", "a"), Ordering::Less);
         assert_eq!(utf16_cmp("", ""), Ordering::Equal);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn utf16_cmp_matches_code_unit_order(a in "[a-c\u{e000}\u{10000}\u{7f}\u{80}é]{0,6}", b in "[a-c\u{e000}\u{10000}\u{7f}\u{80}é]{0,6}") {
+            proptest::prop_assert_eq!(utf16_cmp(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+        }
     }
 
     #[test]

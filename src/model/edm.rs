@@ -62,7 +62,34 @@ pub enum EdmValue {
     Binary(Vec<u8>),
 }
 
+/// A borrowed [`EdmValue`]: what a filter reads from a stored row without copying it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EdmRef<'a> {
+    String(&'a str),
+    Int32(i32),
+    Int64(i64),
+    Double(f64),
+    Boolean(bool),
+    DateTime(Ticks),
+    Guid(&'a [u8; 16]),
+    Binary(&'a [u8]),
+}
+
 impl EdmValue {
+    /// Borrows the value.
+    pub fn borrowed(&self) -> EdmRef<'_> {
+        match self {
+            EdmValue::String(s) => EdmRef::String(s),
+            EdmValue::Int32(v) => EdmRef::Int32(*v),
+            EdmValue::Int64(v) => EdmRef::Int64(*v),
+            EdmValue::Double(v) => EdmRef::Double(*v),
+            EdmValue::Boolean(v) => EdmRef::Boolean(*v),
+            EdmValue::DateTime(v) => EdmRef::DateTime(*v),
+            EdmValue::Guid(g) => EdmRef::Guid(g),
+            EdmValue::Binary(b) => EdmRef::Binary(b),
+        }
+    }
+
     /// Returns the value's Edm type.
     pub fn edm_type(&self) -> EdmType {
         match self {

@@ -7,6 +7,6 @@ pub mod entity;
 pub mod names;
 pub mod time;
 
-pub use edm::{EdmType, EdmValue};
+pub use edm::{EdmRef, EdmType, EdmValue};
 pub use entity::Entity;
 pub use time::Ticks;

@@ -20,7 +20,8 @@ mod txn;
 pub use tables::TableInfo;
 pub use txn::Txn;
 
-use crate::model::Entity;
+use crate::filter::Row;
+use crate::model::{EdmRef, Entity};
 use crate::store::{codec, keys, Store, StoreError};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
@@ -57,6 +58,8 @@ pub struct Partitions {
     id_lock: Mutex<()>,
     /// Serializes read-modify-write updates of service properties.
     props_lock: Mutex<()>,
+    /// Table records by name, so entity operations skip the catalog read.
+    catalog_cache: tables::CatalogCache,
 }
 
 /// One page of a scan.
@@ -75,6 +78,7 @@ impl Partitions {
             catalog_gate: RwLock::new(()),
             id_lock: Mutex::new(()),
             props_lock: Mutex::new(()),
+            catalog_cache: tables::CatalogCache::default(),
         }
     }
 
@@ -136,6 +140,9 @@ impl Partitions {
     /// `keep` is true. Stops early once `max_examined` entities were read or
     /// [`SCAN_TIME_BUDGET`] has passed (possibly with no entity kept: an empty page with a
     /// continuation is legal), returning a continuation so the client can resume.
+    ///
+    /// With [`ScanRange::needs`] set, `keep` sees a projection that borrows just the
+    /// properties it reads from the stored bytes; only kept rows are decoded in full.
     #[allow(clippy::too_many_arguments)]
     pub fn scan_entities(
         &self,
@@ -145,7 +152,7 @@ impl Partitions {
         resume: Option<(&str, &str)>,
         limit: usize,
         max_examined: usize,
-        mut keep: impl FnMut(&Entity) -> bool,
+        mut keep: impl FnMut(&dyn Row) -> bool,
     ) -> Result<ScanPage, PartitionError> {
         let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
         let (table_start, table_end) = keys::table_entities_range(info.id);
@@ -156,38 +163,86 @@ impl Partitions {
         let to = range.to.as_ref().map_or(table_end, |p| p.encode(info.id));
         let started = std::time::Instant::now();
         let mut page = ScanPage::default();
-        if from >= to {
-            return Ok(page);
-        }
-        for (examined, item) in self.store.scan(&from, &to).enumerate() {
-            let (k, v) = item?;
-            let (_, pk, rk) = keys::decode_entity_key(&k)
-                .ok_or_else(|| StoreError::Corrupt("undecodable entity key".into()))?;
+        let needs = range.needs.as_ref().filter(|n| n.properties.len() <= MAX_PROJECTED);
+        let (mut pk_buf, mut rk_buf) = (String::new(), String::new());
+        let mut examined = 0usize;
+        self.store.scan_with(&from, &to, &mut |k, v| {
             let over_budget =
                 examined == max_examined || (examined % 256 == 255 && started.elapsed() >= SCAN_TIME_BUDGET);
             if page.entities.len() == limit || over_budget {
+                let (_, pk, rk) = decode_key(k)?;
                 page.next = Some((pk, rk));
-                break;
+                return Ok(false);
             }
-            match &range.needs {
-                // Evaluate on the few properties the predicate reads; decode the whole
-                // entity only when it is kept.
-                Some(names) => {
-                    let probe = codec::decode_entity_projection(pk, rk, &v, names)?;
-                    if keep(&probe) {
-                        let Entity { partition_key, row_key, .. } = probe;
-                        page.entities.push(codec::decode_entity_value(partition_key, row_key, &v)?);
+            examined += 1;
+            let kept = match needs {
+                Some(needs) => {
+                    if needs.keys && !keys::decode_entity_key_into(k, &mut pk_buf, &mut rk_buf) {
+                        return Err(undecodable_key());
+                    }
+                    let mut slots = [None; MAX_PROJECTED];
+                    let timestamp = codec::decode_projection(v, &needs.properties, &mut slots)?;
+                    let row = Projection {
+                        partition_key: &pk_buf,
+                        row_key: &rk_buf,
+                        timestamp,
+                        names: &needs.properties,
+                        slots: &slots,
+                    };
+                    if keep(&row) {
+                        let (_, pk, rk) = decode_key(k)?;
+                        Some(codec::decode_entity_value(pk, rk, v)?)
+                    } else {
+                        None
                     }
                 }
                 None => {
-                    let e = codec::decode_entity_value(pk, rk, &v)?;
-                    if keep(&e) {
-                        page.entities.push(e);
-                    }
+                    let (_, pk, rk) = decode_key(k)?;
+                    let e = codec::decode_entity_value(pk, rk, v)?;
+                    keep(&e).then_some(e)
                 }
-            }
-        }
+            };
+            page.entities.extend(kept);
+            Ok(true)
+        })?;
         Ok(page)
+    }
+}
+
+/// Properties a projection can hold; a filter names at most 15 (one per comparison).
+const MAX_PROJECTED: usize = 16;
+
+fn undecodable_key() -> StoreError {
+    StoreError::Corrupt("undecodable entity key".into())
+}
+
+fn decode_key(k: &[u8]) -> Result<(u64, String, String), StoreError> {
+    keys::decode_entity_key(k).ok_or_else(undecodable_key)
+}
+
+/// A scanned row as a filter sees it: the keys (when the filter reads them), the
+/// Timestamp and the named properties, all borrowed.
+struct Projection<'a> {
+    partition_key: &'a str,
+    row_key: &'a str,
+    timestamp: crate::model::Ticks,
+    names: &'a [String],
+    slots: &'a [Option<EdmRef<'a>>],
+}
+
+impl Row for Projection<'_> {
+    fn partition_key(&self) -> &str {
+        self.partition_key
+    }
+    fn row_key(&self) -> &str {
+        self.row_key
+    }
+    fn timestamp(&self) -> crate::model::Ticks {
+        self.timestamp
+    }
+    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
+        let i = self.names.iter().position(|n| n == name)?;
+        self.slots.get(i).copied().flatten()
     }
 }
 
@@ -226,9 +281,18 @@ impl KeyPos {
 pub struct ScanRange {
     pub from: Option<KeyPos>,
     pub to: Option<KeyPos>,
-    /// When set, the scan's `keep` predicate reads only these custom properties (plus
-    /// the keys and Timestamp): rows are decoded in full only once kept.
-    pub needs: Option<Vec<String>>,
+    /// When set, the scan's `keep` predicate reads only what this names: rows are
+    /// decoded in full only once kept.
+    pub needs: Option<Needs>,
+}
+
+/// What a scan's `keep` predicate reads of a row, besides its Timestamp.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Custom properties by name.
+    pub properties: Vec<String>,
+    /// Whether it reads PartitionKey or RowKey.
+    pub keys: bool,
 }
 
 #[cfg(test)]

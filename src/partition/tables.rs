@@ -4,6 +4,9 @@
 use super::{PartitionError, Partitions};
 use crate::store::codec::{self, TableRecord};
 use crate::store::{keys, WriteBatch};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
 
 /// Tables read per Query Tables page before it is cut with a continuation.
 pub const MAX_TABLES_EXAMINED: usize = 10_000;
@@ -16,13 +19,63 @@ pub struct TableInfo {
     pub name: String,
 }
 
+/// Tables the cache remembers at most; when full it starts over.
+const CATALOG_CACHE_ENTRIES: usize = 4096;
+
+/// Found catalog records by store key, so an entity operation does not read the
+/// catalog from the store. Only positive lookups are cached. A fill races with a
+/// concurrent Delete Table safely: the delete first writes the store, then bumps the
+/// generation and evicts; a lookup that read the store before that write fills only
+/// if the generation it saw before reading is still current, and a fill that slips in
+/// before the eviction is evicted by it.
+#[derive(Debug, Default)]
+pub(super) struct CatalogCache {
+    map: RwLock<HashMap<Vec<u8>, TableInfo>>,
+    generation: AtomicU64,
+}
+
+impl CatalogCache {
+    fn get(&self, key: &[u8]) -> Option<TableInfo> {
+        self.map.read().unwrap_or_else(|p| p.into_inner()).get(key).cloned()
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn fill(&self, key: Vec<u8>, info: &TableInfo, seen_generation: u64) {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        if self.generation.load(Ordering::Acquire) != seen_generation {
+            return;
+        }
+        if map.len() >= CATALOG_CACHE_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, info.clone());
+    }
+
+    fn forget(&self, key: &[u8]) {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        map.remove(key);
+    }
+}
+
 impl Partitions {
-    /// Looks a table up by name (case-insensitive).
+    /// Looks a table up by name (case-insensitive). Every entity operation starts
+    /// here, so found tables are remembered in [`CatalogCache`].
     pub fn lookup_table(&self, account: &str, name: &str) -> Result<Option<TableInfo>, PartitionError> {
-        match self.store.get(&keys::table_key(account, name))? {
+        let key = keys::table_key(account, name);
+        if let Some(info) = self.catalog_cache.get(&key) {
+            return Ok(Some(info));
+        }
+        let generation = self.catalog_cache.generation();
+        match self.store.get(&key)? {
             Some(v) => {
                 let rec = codec::decode_table(&v)?;
-                Ok(Some(TableInfo { id: rec.id, name: rec.name }))
+                let info = TableInfo { id: rec.id, name: rec.name };
+                self.catalog_cache.fill(key, &info, generation);
+                Ok(Some(info))
             }
             None => Ok(None),
         }
@@ -58,6 +111,7 @@ impl Partitions {
         batch.delete(keys::table_acl_key(account, name));
         batch.delete_range(start, end);
         self.store.write(batch)?;
+        self.catalog_cache.forget(&keys::table_key(account, name));
         Ok(())
     }
 

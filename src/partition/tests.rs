@@ -60,8 +60,39 @@ fn delete_table_drops_entities_and_recreate_is_empty() {
     assert!(matches!(p.get_entity("a", "tbl", "p", "r"), Err(PartitionError::TableNotFound)));
     p.create_table("a", "TBL").unwrap();
     assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
+    assert_eq!(p.lookup_table("a", "tbl").unwrap().unwrap().name, "TBL");
     let page = p.scan_entities("a", "tbl", &ScanRange::default(), None, 10, 100, |_| true).unwrap();
     assert!(page.entities.is_empty());
+}
+
+/// The catalog cache never outlives a Delete Table, whatever lookups run beside it.
+#[test]
+fn catalog_cache_follows_concurrent_deletes_and_recreates() {
+    let p = Arc::new(parts());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (p, stop) = (p.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = p.lookup_table("a", "t");
+                }
+            })
+        })
+        .collect();
+    let mut last_id = 0;
+    for round in 0..300 {
+        let info = p.create_table("a", "t").unwrap();
+        assert!(info.id > last_id);
+        last_id = info.id;
+        assert_eq!(p.lookup_table("a", "T").unwrap().map(|t| t.id), Some(info.id), "round {round}");
+        p.delete_table("a", "t").unwrap();
+        assert_eq!(p.lookup_table("a", "t").unwrap(), None, "round {round}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::filter::{self, Expr, KeyBound, KeyRange};
 use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
 use crate::model::{EdmValue, Entity};
-use crate::partition::{KeyPos, ScanRange, Txn, SCAN_TIME_BUDGET};
+use crate::partition::{KeyPos, Needs, ScanRange, Txn, SCAN_TIME_BUDGET};
 
 /// An entity as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +135,7 @@ impl TableService {
         }
         let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
         // the filter reads only these properties: rows it rejects are never fully decoded
-        let needs = q.filter.as_ref().map(Expr::property_names);
+        let needs = q.filter.as_ref().map(|f| Needs { properties: f.property_names(), keys: f.reads_keys() });
         let started = std::time::Instant::now();
         let mut page = EntityPage::default();
         let mut examined = 0usize;
@@ -153,9 +153,9 @@ impl TableService {
             let budget =
                 if started.elapsed() >= SCAN_TIME_BUDGET { 0 } else { max_examined.saturating_sub(examined) };
             let mut seen = 0usize;
-            let keep = |e: &Entity| {
+            let keep = |row: &dyn filter::Row| {
                 seen += 1;
-                q.filter.as_ref().is_none_or(|f| filter::eval(f, e))
+                q.filter.as_ref().is_none_or(|f| filter::eval_row(f, row))
             };
             let part = self.parts.scan_entities(account, table, &scan, start, limit, budget, keep)?;
             scanned = true;

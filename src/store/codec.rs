@@ -14,7 +14,7 @@
 //! [`StoreError::Corrupt`].
 
 use super::StoreError;
-use crate::model::edm::EdmValue;
+use crate::model::edm::{EdmRef, EdmValue};
 use crate::model::entity::Entity;
 use crate::model::time::Ticks;
 
@@ -89,30 +89,36 @@ pub fn decode_entity_value(
     Ok(Entity { partition_key, row_key, timestamp, properties })
 }
 
-/// Decodes only the timestamp and the properties named in `wanted`, skipping the
-/// others without allocating: what a scan needs to evaluate a filter before paying for
-/// the whole entity.
-pub fn decode_entity_projection(
-    partition_key: String,
-    row_key: String,
-    bytes: &[u8],
+/// Decodes only the timestamp and the properties named in `wanted`, borrowing them
+/// from `bytes` into `slots` (slot `i` gets `wanted[i]`, `None` when the entity lacks
+/// it) and skipping the others without allocating: what a scan needs to evaluate a
+/// filter before paying for the whole entity. `slots` must be at least as long as
+/// `wanted`.
+pub fn decode_projection<'a>(
+    bytes: &'a [u8],
     wanted: &[String],
-) -> Result<Entity, StoreError> {
+    slots: &mut [Option<EdmRef<'a>>],
+) -> Result<Ticks, StoreError> {
     let mut r = Reader::new(bytes, "entity")?;
     let timestamp = Ticks(i64::from_be_bytes(r.array()?));
     let count = r.varint()?;
-    let mut properties = Vec::with_capacity(wanted.len());
+    for slot in slots.iter_mut() {
+        *slot = None;
+    }
     for _ in 0..count {
         let name = r.bytes()?;
-        if wanted.iter().any(|w| w.as_bytes() == name) {
-            let name = String::from_utf8(name.to_vec()).map_err(|_| r.corrupt("invalid UTF-8"))?;
-            properties.push((name, r.value()?));
-        } else {
-            r.skip_value()?;
+        match wanted.iter().position(|w| w.as_bytes() == name) {
+            Some(i) => {
+                let v = r.value_ref()?;
+                if let Some(slot) = slots.get_mut(i) {
+                    *slot = Some(v);
+                }
+            }
+            None => r.skip_value()?,
         }
     }
     r.finish()?;
-    Ok(Entity { partition_key, row_key, timestamp, properties })
+    Ok(timestamp)
 }
 
 /// Encodes a counter (e.g. the value under `NEXT_TABLE_ID_KEY`): 8 bytes big-endian.
@@ -194,6 +200,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[cold]
     fn corrupt(&self, msg: &str) -> StoreError {
         StoreError::Corrupt(format!("{}: {msg}", self.what))
     }
@@ -202,6 +209,7 @@ impl<'a> Reader<'a> {
         self.buf.len()
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], StoreError> {
         if n > self.buf.len() {
             return Err(self.corrupt("truncated"));
@@ -216,11 +224,30 @@ impl<'a> Reader<'a> {
         s.try_into().map_err(|_| self.corrupt("truncated"))
     }
 
+    #[inline]
     fn u8(&mut self) -> Result<u8, StoreError> {
-        Ok(self.array::<1>()?[0])
+        match self.buf.split_first() {
+            Some((&b, rest)) => {
+                self.buf = rest;
+                Ok(b)
+            }
+            None => Err(self.corrupt("truncated")),
+        }
     }
 
+    /// A varint; one-byte values (almost every length and count) take the fast path.
+    #[inline]
     fn varint(&mut self) -> Result<u64, StoreError> {
+        match self.buf.split_first() {
+            Some((&b, rest)) if b < 0x80 => {
+                self.buf = rest;
+                Ok(u64::from(b))
+            }
+            _ => self.varint_slow(),
+        }
+    }
+
+    fn varint_slow(&mut self) -> Result<u64, StoreError> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.u8()?;
@@ -236,6 +263,7 @@ impl<'a> Reader<'a> {
         Err(self.corrupt("varint too long"))
     }
 
+    #[inline]
     fn bytes(&mut self) -> Result<&'a [u8], StoreError> {
         let len = self.varint()?;
         let len = usize::try_from(len).map_err(|_| self.corrupt("length too large"))?;
@@ -265,7 +293,32 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Reads one value, borrowing strings and binaries from the buffer.
+    fn value_ref(&mut self) -> Result<EdmRef<'a>, StoreError> {
+        Ok(match self.u8()? {
+            TAG_STRING => {
+                EdmRef::String(std::str::from_utf8(self.bytes()?).map_err(|_| self.corrupt("invalid UTF-8"))?)
+            }
+            TAG_INT32 => EdmRef::Int32(i32::from_be_bytes(self.array()?)),
+            TAG_INT64 => EdmRef::Int64(i64::from_be_bytes(self.array()?)),
+            TAG_DOUBLE => EdmRef::Double(f64::from_bits(u64::from_be_bytes(self.array()?))),
+            TAG_BOOLEAN => match self.u8()? {
+                0 => EdmRef::Boolean(false),
+                1 => EdmRef::Boolean(true),
+                _ => return Err(self.corrupt("bad boolean")),
+            },
+            TAG_DATETIME => EdmRef::DateTime(Ticks(i64::from_be_bytes(self.array()?))),
+            TAG_GUID => {
+                let g: &'a [u8; 16] = self.take(16)?.try_into().map_err(|_| self.corrupt("truncated"))?;
+                EdmRef::Guid(g)
+            }
+            TAG_BINARY => EdmRef::Binary(self.bytes()?),
+            t => return Err(self.corrupt(&format!("unknown type tag {t}"))),
+        })
+    }
+
     /// Moves past one value without materializing it.
+    #[inline]
     fn skip_value(&mut self) -> Result<(), StoreError> {
         match self.u8()? {
             TAG_STRING | TAG_BINARY => {
@@ -317,16 +370,34 @@ mod tests {
             ],
         };
         let bytes = encode_entity_value(&e);
-        let wanted = ["b".to_owned(), "e".to_owned(), "zz".to_owned()];
-        let p = decode_entity_projection("p".into(), "r".into(), &bytes, &wanted).unwrap();
-        assert_eq!(p.timestamp, Ticks(42));
+        let wanted = ["b".to_owned(), "e".to_owned(), "zz".to_owned(), "d".to_owned(), "a".to_owned()];
+        let mut slots = [Some(EdmRef::Int32(1)); 6];
+        let ts = decode_projection(&bytes, &wanted, &mut slots).unwrap();
+        assert_eq!(ts, Ticks(42));
+        let x1000 = "x".repeat(1000);
         assert_eq!(
-            p.properties,
-            vec![("b".into(), EdmValue::Int64(7)), ("e".into(), EdmValue::Boolean(true))]
+            slots,
+            [
+                Some(EdmRef::Int64(7)),
+                Some(EdmRef::Boolean(true)),
+                None,
+                Some(EdmRef::Guid(&[9; 16])),
+                Some(EdmRef::String(&x1000)),
+                None
+            ]
         );
-        let none = decode_entity_projection("p".into(), "r".into(), &bytes, &[]).unwrap();
-        assert!(none.properties.is_empty());
-        assert!(decode_entity_projection("p".into(), "r".into(), &bytes[..bytes.len() - 1], &wanted).is_err());
+        decode_projection(&bytes, &[], &mut []).unwrap();
+        // every value of every type borrows back equal to its owned decoding
+        let all = all_types();
+        let all_bytes = encode_entity_value(&all);
+        let names: Vec<String> = all.properties.iter().map(|(n, _)| n.clone()).collect();
+        let mut slots = vec![None; names.len()];
+        decode_projection(&all_bytes, &names, &mut slots).unwrap();
+        for ((_, v), slot) in all.properties.iter().zip(&slots) {
+            // (compared through Debug, where NaN equals NaN)
+            assert_eq!(format!("{:?}", Some(v.borrowed())), format!("{slot:?}"));
+        }
+        assert!(decode_projection(&bytes[..bytes.len() - 1], &wanted, &mut [None; 5]).is_err());
     }
 
     /// Compares entities treating doubles bitwise (so NaN equals NaN).

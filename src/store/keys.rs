@@ -49,29 +49,9 @@ pub fn encode_key_string(out: &mut Vec<u8>, s: &str) {
 /// returns the string and the number of bytes consumed (terminator included), or
 /// `None` when the bytes are not a valid encoding.
 pub fn decode_key_string(input: &[u8]) -> Option<(String, usize)> {
-    let mut raw = Vec::with_capacity(input.len());
-    let mut i = 0;
-    loop {
-        let b = *input.get(i)?;
-        i += 1;
-        match b {
-            ESC => {
-                let next = *input.get(i)?;
-                i += 1;
-                match next {
-                    ESC_NUL => raw.push(0x00),
-                    ESC_END => break,
-                    _ => return None,
-                }
-            }
-            0xF5 => raw.push(0xEE),
-            0xF6 => raw.push(0xEF),
-            // Raw EE/EF never appear in an encoding (they were remapped).
-            0xEE | 0xEF => return None,
-            _ => raw.push(b),
-        }
-    }
-    String::from_utf8(raw).ok().map(|s| (s, i))
+    let mut s = String::new();
+    let n = decode_key_string_into(input, &mut s)?;
+    Some((s, n))
 }
 
 /// Returns the key of a table record: `0x01 enc(account) enc(lowercase(table_name))`.
@@ -144,6 +124,50 @@ pub fn decode_entity_key(key: &[u8]) -> Option<(u64, String, String)> {
     let rest = rest.get(n..)?;
     let (rk, m) = decode_key_string(rest)?;
     (m == rest.len()).then_some((u64::from_be_bytes(id_bytes), pk, rk))
+}
+
+/// [`decode_entity_key`] into reused buffers: the keys of a scanned row without
+/// allocating. Returns false (buffers unspecified) for an undecodable key.
+pub fn decode_entity_key_into(key: &[u8], pk: &mut String, rk: &mut String) -> bool {
+    let Some(rest) = key.strip_prefix(&[ENTITY_PREFIX]).and_then(|r| r.get(8..)) else {
+        return false;
+    };
+    let Some(n) = decode_key_string_into(rest, pk) else {
+        return false;
+    };
+    match rest.get(n..).and_then(|r| decode_key_string_into(r, rk).map(|m| (m, r.len()))) {
+        Some((m, len)) => m == len,
+        None => false,
+    }
+}
+
+/// [`decode_key_string`] into a reused buffer; returns the bytes consumed.
+fn decode_key_string_into(input: &[u8], out: &mut String) -> Option<usize> {
+    let mut raw = std::mem::take(out).into_bytes();
+    raw.clear();
+    let mut i = 0;
+    loop {
+        let b = *input.get(i)?;
+        i += 1;
+        match b {
+            ESC => {
+                let next = *input.get(i)?;
+                i += 1;
+                match next {
+                    ESC_NUL => raw.push(0x00),
+                    ESC_END => break,
+                    _ => return None,
+                }
+            }
+            0xF5 => raw.push(0xEE),
+            0xF6 => raw.push(0xEF),
+            // Raw EE/EF never appear in an encoding (they were remapped).
+            0xEE | 0xEF => return None,
+            _ => raw.push(b),
+        }
+    }
+    *out = String::from_utf8(raw).ok()?;
+    Some(i)
 }
 
 /// Returns the key of a table's stored access policies:
@@ -293,7 +317,15 @@ mod tests {
             let k2 = entity_key(t2, &a2, &b2);
             let want = (t1, utf16(&a1), utf16(&b1)).cmp(&(t2, utf16(&a2), utf16(&b2)));
             prop_assert_eq!(k1.cmp(&k2), want);
-            prop_assert_eq!(decode_entity_key(&k1), Some((t1, a1, b1)));
+            prop_assert_eq!(decode_entity_key(&k1), Some((t1, a1.clone(), b1.clone())));
+            // the buffer-reusing decoder agrees, whatever the buffers held before
+            let (mut pk, mut rk) = (a2, String::from("junk"));
+            prop_assert!(decode_entity_key_into(&k1, &mut pk, &mut rk));
+            prop_assert_eq!((pk.as_str(), rk.as_str()), (a1.as_str(), b1.as_str()));
+            let mut cut = k1.clone();
+            cut.pop();
+            prop_assert!(!decode_entity_key_into(&cut, &mut pk, &mut rk));
+            prop_assert!(!decode_entity_key_into(&k2[..1], &mut pk, &mut rk));
         }
 
         #[test]

@@ -60,6 +60,9 @@ impl WriteBatch {
 /// A key/value pair yielded by a scan.
 pub type KvPair = (Vec<u8>, Vec<u8>);
 
+/// What [`Store::scan_with`] calls for each pair: `Ok(true)` to go on.
+pub type Visit<'v> = dyn FnMut(&[u8], &[u8]) -> Result<bool, StoreError> + 'v;
+
 /// An ordered, durable key/value store.
 pub trait Store: Send + Sync + 'static {
     /// Reads one key.
@@ -74,6 +77,22 @@ pub trait Store: Send + Sync + 'static {
         start: &[u8],
         end: &[u8],
     ) -> Box<dyn Iterator<Item = Result<KvPair, StoreError>> + 'a>;
+    /// Like [`Store::scan`], but hands each pair to `visit` as borrowed slices (no copy
+    /// per pair) until `visit` returns `Ok(false)` or an error, which is returned.
+    fn scan_with(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut Visit<'_>,
+    ) -> Result<(), StoreError> {
+        for item in self.scan(start, end) {
+            let (k, v) = item?;
+            if !visit(&k, &v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
     /// Flushes in-memory state to disk (called at shutdown).
     fn flush(&self) -> Result<(), StoreError>;
 }

@@ -5,7 +5,7 @@
 //! in the OS page cache survives a killed process); scans are lazy forward iterators
 //! bounded by `iterate_upper_bound`.
 
-use super::{KvPair, Store, StoreError, WriteBatch, WriteOp};
+use super::{KvPair, Store, StoreError, Visit, WriteBatch, WriteOp};
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompressionType, Direction, IteratorMode, Options, ReadOptions, DB,
 };
@@ -89,6 +89,28 @@ impl Store for RocksStore {
         ro.set_iterate_upper_bound(end.to_vec());
         let iter = self.db.iterator_opt(IteratorMode::From(start, Direction::Forward), ro);
         Box::new(iter.map(|r| r.map(|(k, v)| (k.into_vec(), v.into_vec())).map_err(engine)))
+    }
+
+    fn scan_with(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        visit: &mut Visit<'_>,
+    ) -> Result<(), StoreError> {
+        if start >= end {
+            return Ok(());
+        }
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_upper_bound(end.to_vec());
+        let mut it = self.db.raw_iterator_opt(ro);
+        it.seek(start);
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            if !visit(k, v)? {
+                return Ok(());
+            }
+            it.next();
+        }
+        it.status().map_err(engine)
     }
 
     fn flush(&self) -> Result<(), StoreError> {

@@ -7,6 +7,10 @@
 //! instead of the close delimiter (older JS SDK), and a part whose header block runs to
 //! the end of the part without a blank line (older Node SDK, for bodiless requests).
 
+use std::borrow::Cow;
+
+use memchr::{memchr, memchr_iter, memmem};
+
 /// A header list: lowercase names, trimmed values, in order.
 pub(crate) type Headers = Vec<(String, String)>;
 
@@ -93,6 +97,16 @@ impl MediaType {
         let usable = !b.is_empty() && b.len() <= MAX_BOUNDARY && !b.chars().any(|c| c.is_control());
         usable.then_some(b)
     }
+
+    /// Whether a Content-Type value parses to the given essence (lowercase
+    /// `type/subtype`): the answer of [`MediaType::parse`], without allocating when the
+    /// value is the bare media type.
+    pub(crate) fn has_essence(value: &str, essence: &str) -> bool {
+        if trim(value).eq_ignore_ascii_case(essence) {
+            return true;
+        }
+        MediaType::parse(value).is_some_and(|m| m.essence == essence)
+    }
 }
 
 /// Reads a quoted string (after its opening quote) with backslash escapes; returns the
@@ -112,35 +126,38 @@ fn take_quoted(s: &str) -> Option<(String, &str)> {
 
 /// Splits a multipart body into its parts (the bytes between delimiter lines, without
 /// the line break that precedes each delimiter). Preamble and epilogue are dropped.
+///
+/// Finds `--boundary` with a substring search and keeps the hits that start a line, so
+/// operation bodies are skipped at memory speed rather than read line by line.
 pub(crate) fn split_parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<&'a [u8]>, FramingError> {
     let mut delim = Vec::with_capacity(boundary.len() + 2);
     delim.extend_from_slice(b"--");
     delim.extend_from_slice(boundary.as_bytes());
+    let finder = memmem::Finder::new(&delim);
     let mut parts = Vec::new();
     // Start of the current part's content, once a delimiter was seen.
     let mut open: Option<usize> = None;
-    let mut line = 0;
-    while line <= body.len() {
-        let next_line = match body[line..].iter().position(|&b| b == b'\n') {
-            Some(i) => line + i + 1,
-            None => body.len() + 1,
-        };
-        let rest = &body[line..];
-        if let Some(after) = rest.strip_prefix(delim.as_slice()) {
-            let is_close = after.starts_with(b"--");
-            let line_tail = &after[..after.iter().position(|&b| b == b'\n').unwrap_or(after.len())];
-            let is_delim = is_close || line_tail.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'));
-            if is_delim {
-                if let Some(start) = open {
-                    parts.push(&body[start..content_end(body, start, line)]);
-                }
-                if is_close {
-                    return Ok(parts);
-                }
-                open = Some(next_line.min(body.len()));
-            }
+    let mut from = 0;
+    while let Some(found) = finder.find(&body[from..]) {
+        let line = from + found;
+        from = line + 1;
+        if line > 0 && body[line - 1] != b'\n' {
+            continue;
         }
-        line = next_line;
+        let after = &body[line + delim.len()..];
+        let is_close = after.starts_with(b"--");
+        let line_tail = &after[..memchr(b'\n', after).unwrap_or(after.len())];
+        let is_delim = is_close || line_tail.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'));
+        if !is_delim {
+            continue;
+        }
+        if let Some(start) = open {
+            parts.push(&body[start..content_end(body, start, line)]);
+        }
+        if is_close {
+            return Ok(parts);
+        }
+        open = Some(memchr(b'\n', &body[line..]).map_or(body.len(), |i| line + i + 1));
     }
     match open {
         None => Err(FramingError::NoDelimiter),
@@ -169,14 +186,11 @@ pub(crate) fn split_head(content: &[u8]) -> (&[u8], &[u8]) {
     if let Some(body) = strip_line_end(content) {
         return (&[], body);
     }
-    let mut i = 0;
-    while let Some(p) = content[i..].iter().position(|&b| b == b'\n') {
-        let nl = i + p;
+    for nl in memchr_iter(b'\n', content) {
         if let Some(body) = strip_line_end(&content[nl + 1..]) {
             let head = &content[..nl];
             return (head.strip_suffix(b"\r").unwrap_or(head), body);
         }
-        i = nl + 1;
     }
     (content, &[])
 }
@@ -186,31 +200,74 @@ pub(crate) fn strip_line_end(s: &[u8]) -> Option<&[u8]> {
     s.strip_prefix(b"\r\n").or_else(|| s.strip_prefix(b"\n"))
 }
 
-/// Parses a header block (lines `Name: value`, folded continuation lines allowed).
-/// `Err` names what is wrong.
-pub(crate) fn parse_headers(block: &[u8]) -> Result<Headers, &'static str> {
+/// Reads a header block (lines `Name: value`, folded continuation lines allowed) and
+/// hands each header to `f` in order: the name trimmed but in its original case, the
+/// value trimmed (borrowed from the block unless folded lines had to be joined).
+/// `Err` names what is wrong; `f` may have seen the headers before the bad line.
+pub(crate) fn for_each_header<'a>(
+    block: &'a [u8],
+    mut f: impl FnMut(&'a str, Cow<'a, str>),
+) -> Result<(), &'static str> {
     let text = std::str::from_utf8(block).map_err(|_| "a header block is not valid UTF-8")?;
-    let mut headers: Headers = Vec::new();
-    for raw in text.split('\n') {
+    // The header being read: its value may still grow by continuation lines.
+    let mut current: Option<(&str, Cow<'a, str>)> = None;
+    let mut start = 0;
+    while start <= text.len() {
+        // Lines end at `\n`, an ASCII byte, so the slicing stays on char boundaries.
+        let end = memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+        let raw = &text[start..end];
+        start = end + 1;
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         if line.is_empty() {
             continue;
         }
         if line.starts_with([' ', '\t']) {
-            let (_, value) = headers.last_mut().ok_or("a header block starts with a continuation line")?;
+            let (_, value) = current.as_mut().ok_or("a header block starts with a continuation line")?;
+            let value = value.to_mut();
             if !value.is_empty() {
                 value.push(' ');
             }
-            value.push_str(line.trim());
+            value.push_str(trim(line));
             continue;
         }
-        let (name, value) = line.split_once(':').ok_or("a header line has no colon")?;
-        let name = name.trim();
-        if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c.is_control()) {
+        let colon = memchr(b':', line.as_bytes()).ok_or("a header line has no colon")?;
+        let name = trim(&line[..colon]);
+        if name.is_empty() || !is_header_name(name) {
             return Err("a header name is empty or contains white space");
         }
-        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+        if let Some((name, value)) = current.replace((name, Cow::Borrowed(trim(&line[colon + 1..])))) {
+            f(name, value);
+        }
     }
+    if let Some((name, value)) = current {
+        f(name, value);
+    }
+    Ok(())
+}
+
+/// Whether a header name has no white space or control character.
+fn is_header_name(name: &str) -> bool {
+    // Printable ASCII (0x21..=0x7E) only: the usual case, checked without branches.
+    if name.bytes().fold(true, |ok, b| ok & (b > b' ') & (b < 0x7f)) {
+        return true;
+    }
+    !name.contains(|c: char| c.is_whitespace() || c.is_control())
+}
+
+/// `s.trim()`, faster when what remains after the ASCII white space starts and ends
+/// with printable ASCII (every other white space character is outside ASCII).
+pub(crate) fn trim(s: &str) -> &str {
+    let t = s.trim_ascii();
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(&a), Some(&b)) if (0x21..0x7f).contains(&a) && (0x21..0x7f).contains(&b) => t,
+        _ => t.trim(),
+    }
+}
+
+/// Parses a header block (see [`for_each_header`]) into a list with lowercase names.
+pub(crate) fn parse_headers(block: &[u8]) -> Result<Headers, &'static str> {
+    let mut headers: Headers = if block.is_empty() { Vec::new() } else { Vec::with_capacity(8) };
+    for_each_header(block, |name, value| headers.push((name.to_ascii_lowercase(), value.into_owned())))?;
     Ok(headers)
 }
 
@@ -274,5 +331,63 @@ mod tests {
         assert!(parse_headers(b" leading: fold").is_err());
         assert!(parse_headers(b"bad name: x").is_err());
         assert!(parse_headers(b"\xff: x").is_err());
+    }
+
+    #[test]
+    fn trim_is_str_trim() {
+        for s in
+            ["", " ", " \t\r\n", "a", " a b ", "\u{b}x\u{c}", "\u{a0}x\u{3000}", " é ", "x\u{85}", "\u{2028}"]
+        {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn header_names_values_and_folding() {
+        // Control characters and any Unicode white space are refused in names; other
+        // non-ASCII characters are kept.
+        for bad in [&b"a\x7fb: x"[..], b"a\x0bb: x", "a\u{a0}b: x".as_bytes(), "a\u{2003}b: x".as_bytes()] {
+            assert!(parse_headers(bad).is_err(), "{bad:?}");
+        }
+        let h = parse_headers("Ünï\u{2003}: x".as_bytes()).unwrap();
+        assert_eq!(h, vec![("Ünï".to_owned(), "x".to_owned())]);
+        // Values are trimmed of Unicode white space; folding joins with one space, and a
+        // blank continuation line still adds it.
+        let h = parse_headers("A:\u{3000}x\u{a0}\r\nB:\r\n\tone\r\n  \r\nC: y\r\n   z".as_bytes()).unwrap();
+        let h: Vec<_> = h.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        assert_eq!(h, [("a", "x"), ("b", "one "), ("c", "y z")]);
+        let mut seen = Vec::new();
+        for_each_header(b"X-A: 1\r\nx-a: 2", |n, v| seen.push((n, v.into_owned()))).unwrap();
+        assert_eq!(seen, [("X-A", "1".to_owned()), ("x-a", "2".to_owned())]);
+        // Errors: the UTF-8 check covers the whole block before any line is read.
+        assert_eq!(parse_headers(b"no colon\r\nA: \xff"), Err("a header block is not valid UTF-8"));
+        assert_eq!(parse_headers(b"A: 1\r\nno colon"), Err("a header line has no colon"));
+    }
+
+    #[test]
+    fn essence_checks_agree_with_parse() {
+        for v in [
+            "application/http",
+            " Application/HTTP\t",
+            "application/http; msgtype=request",
+            "application/http;x=\"open",
+            "application/https",
+            "application /http",
+            "",
+        ] {
+            let parsed = MediaType::parse(v).is_some_and(|m| m.essence == "application/http");
+            assert_eq!(MediaType::has_essence(v, "application/http"), parsed, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn delimiters_only_at_line_starts() {
+        // Hits of `--b` inside lines (and one right after another) are skipped.
+        let b = b"x--b\r\n--b\r\nA--b--\r\n--bb\r\n--b\r\nB\r\n--b--b";
+        assert_eq!(split_parts(b, "b").unwrap(), vec![&b"A--b--\r\n--bb"[..], &b"B"[..]]);
+        assert_eq!(split_parts(b"--b\r\n--b\r\n--b--", "b").unwrap(), vec![&b""[..], &b""[..]]);
+        assert_eq!(split_parts(b"--b", "b").unwrap(), Vec::<&[u8]>::new());
+        assert_eq!(split_parts(b"--b \t\r\nA\r\n--b\r\n \r\n", "b").unwrap(), vec![&b"A"[..]]);
+        assert_eq!(split_head(b"A: 1\r\nB: 2\n\r"), (&b"A: 1\r\nB: 2\n\r"[..], &b""[..]));
     }
 }

@@ -4,8 +4,12 @@
 //! operation bodies, so key, duplicate-row and partition checks that need the entity
 //! are left to the caller.
 
+use std::borrow::Cow;
+
+use memchr::memchr;
+
 use super::error::BatchError;
-use super::multipart::{self, header, split_head, split_parts, strip_line_end, Headers, MediaType};
+use super::multipart::{self, header, split_head, split_parts, strip_line_end, trim, Headers, MediaType};
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
 
@@ -130,7 +134,7 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
         return Err(BatchError::TooManyOperations { max: limits.max_ops });
     }
     let mut ops = Vec::with_capacity(parts.len());
-    let mut first_table: Option<(Option<String>, String)> = None;
+    let mut first_table: Option<String> = None;
     for (index, part) in parts.into_iter().enumerate() {
         let (op, endpoint) = parse_op(index, part, true)?;
         let cid = op.content_id.as_deref();
@@ -150,12 +154,11 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
             }
             other => return Err(not_in_batch(index, cid, true, &other)),
         };
-        let account = op.account().map(str::to_owned);
         match &first_table {
-            None => first_table = Some((account, table)),
+            None => first_table = Some(table),
             // path-style (`/acct/t`) and host-style (`/t`) request lines may be mixed;
             // the HTTP layer checks the account of each operation
-            Some((_, t)) if t.eq_ignore_ascii_case(&table) => {}
+            Some(t) if t.eq_ignore_ascii_case(&table) => {}
             Some(_) => {
                 return Err(BatchError::op(
                     index,
@@ -204,11 +207,18 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, E
         BatchError::op(index, cid, in_changeset, code, message)
     };
     let (mime_head, mut request) = split_head(part);
-    let mime = multipart::parse_headers(mime_head).map_err(|_| {
-        fail(None, ErrorCode::InvalidInput, "The batch operation has malformed part headers.")
-    })?;
-    if let Some(ct) = header(&mime, "content-type") {
-        if MediaType::parse(ct).is_none_or(|m| m.essence != "application/http") {
+    // Only the first Content-Type and Content-ID of the part headers matter.
+    let (mut mime_type, mut mime_id) = (None, None);
+    multipart::for_each_header(mime_head, |name, value| {
+        if name.eq_ignore_ascii_case("content-type") {
+            mime_type.get_or_insert(value);
+        } else if name.eq_ignore_ascii_case("content-id") {
+            mime_id.get_or_insert(value);
+        }
+    })
+    .map_err(|_| fail(None, ErrorCode::InvalidInput, "The batch operation has malformed part headers."))?;
+    if let Some(ct) = mime_type {
+        if !MediaType::has_essence(&ct, "application/http") {
             let msg = "The batch operation's part must have Content-Type application/http.";
             return Err(fail(None, ErrorCode::InvalidInput, msg));
         }
@@ -217,14 +227,14 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, E
         request = rest;
     }
     let (head, body) = split_head(request);
-    let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    let line_end = memchr(b'\n', head).unwrap_or(head.len());
     let (line, header_block) = head.split_at(line_end);
     let headers: Headers = multipart::parse_headers(header_block)
         .map_err(|_| fail(None, ErrorCode::InvalidInput, "The batch operation has malformed headers."))?;
-    let content_id = header(&headers, "content-id")
-        .or_else(|| header(&mime, "content-id"))
-        .filter(|v| !v.is_empty())
-        .map(str::to_owned);
+    let content_id = match header(&headers, "content-id") {
+        Some(id) => (!id.is_empty()).then(|| id.to_owned()),
+        None => mime_id.filter(|id| !id.is_empty()).map(Cow::into_owned),
+    };
     let cid = content_id.as_deref();
     let bad_line = || fail(cid, ErrorCode::InvalidInput, "The batch operation's request line is not valid.");
     let line = std::str::from_utf8(line).map_err(|_| bad_line())?;
@@ -241,9 +251,9 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, E
 /// Splits `METHOD URL HTTP/1.1` into method and URL. The version is optional and the
 /// URL may contain spaces (everything between the method and the version).
 fn parse_request_line(line: &str) -> Option<(&str, &str)> {
-    let line = line.trim();
+    let line = trim(line);
     let (method, rest) = line.split_once([' ', '\t'])?;
-    let mut url = rest.trim();
+    let mut url = trim(rest);
     if let Some((before, version)) = url.rsplit_once([' ', '\t']) {
         if version.starts_with("HTTP/") {
             url = before.trim_end();
@@ -260,16 +270,16 @@ fn parse_request_line(line: &str) -> Option<(&str, &str)> {
 /// a leading `/`) and non-empty query. A fragment is dropped.
 fn split_url(url: &str) -> (String, Option<String>) {
     let url = url.split_once('#').map_or(url, |(u, _)| u);
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let rest = if let Some(scheme_len) =
-        ["http://", "https://"].iter().find(|s| lower.starts_with(*s)).map(|s| s.len())
-    {
-        let after = &url[scheme_len..];
-        let auth_end = after.find(['/', '?']).unwrap_or(after.len());
-        &after[auth_end..]
-    } else {
-        url
-    };
+    let has_scheme =
+        |s: &str| url.as_bytes().get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s.as_bytes()));
+    let rest =
+        if let Some(scheme_len) = ["http://", "https://"].into_iter().find(|s| has_scheme(s)).map(str::len) {
+            let after = &url[scheme_len..];
+            let auth_end = after.find(['/', '?']).unwrap_or(after.len());
+            &after[auth_end..]
+        } else {
+            url
+        };
     let (path, query) = match rest.split_once('?') {
         Some((p, q)) => (p, (!q.is_empty()).then(|| q.to_owned())),
         None => (rest, None),

@@ -331,3 +331,70 @@ fn error_display_and_conversion() {
     let e = BatchError::ContentType;
     assert_eq!((e.failed_index(), e.placement(), e.status()), (None, ErrorPlacement::Response, 400));
 }
+
+/// Content-ID: a request header wins even when empty (no ID then); otherwise the first
+/// part header. Part headers may be folded and the part's Content-Type is matched as a
+/// media type.
+#[test]
+fn content_ids_and_part_headers() {
+    let part = |mime: &str, request_headers: &str| {
+        format!(
+            "--batch_1\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n--cs\r\n{mime}\r\n\r\n\
+POST /devstoreaccount1/t HTTP/1.1\r\n{request_headers}\r\n\r\n{{}}\r\n--cs--\r\n--batch_1--"
+        )
+    };
+    let cid = |mime: &str, request_headers: &str| {
+        p(CT, &part(mime, request_headers)).map(|r| r.ops[0].content_id.clone())
+    };
+    assert_eq!(cid("Content-ID: 5\r\ncontent-id: 6", "A: b"), Ok(Some("5".to_owned())));
+    assert_eq!(cid("Content-ID:\r\nContent-ID: 6", "A: b"), Ok(None));
+    assert_eq!(cid("Content-ID: 5", "Content-ID:"), Ok(None));
+    assert_eq!(cid("Content-ID:\r\n 7", "A: b"), Ok(Some("7".to_owned())));
+    assert_eq!(cid("Content-ID: 5", "content-id: 8\r\nContent-ID: 9"), Ok(Some("8".to_owned())));
+    assert_eq!(cid("CONTENT-TYPE:  Application/HTTP ; msgtype=request", "A: b"), Ok(None));
+    assert_eq!(cid("Content-Type: application/http\r\nContent-Type: text/plain", "A: b"), Ok(None));
+    let refused = "0:The batch operation's part must have Content-Type application/http.";
+    for mime in [
+        "Content-Type: application/http; x=\"open",
+        "Content-Type: text/plain\r\nContent-Type: application/http",
+    ] {
+        assert_eq!(p(CT, &part(mime, "A: b")).unwrap_err().message(), refused, "{mime}");
+    }
+    let e = p(CT, &part("Content-ID: 5\r\nbad", "A: b")).unwrap_err();
+    assert_eq!(
+        (e.message(), e.content_id()),
+        ("0:The batch operation has malformed part headers.".to_owned(), None)
+    );
+    let e = p(CT, &part("Content-ID: 5", "Content-ID: 4\r\n\u{e9}bad")).unwrap_err();
+    assert_eq!(
+        (e.message(), e.content_id()),
+        ("0:The batch operation has malformed headers.".to_owned(), None)
+    );
+    let e = p(CT, &part("Content-ID: 5", "Content-ID: 4\r\nX-HTTP-Method: GET")).unwrap_err();
+    assert_eq!((e.code(), e.content_id()), (ErrorCode::XMethodIncorrectValue, Some("4")));
+}
+
+#[test]
+fn request_line_urls() {
+    let line = |l: &str| {
+        let body = format!(
+            "--batch_1\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n--cs\r\nContent-Type: application/http\r\n\r\n\
+{l}\r\n\r\n{{}}\r\n--cs--\r\n--batch_1--"
+        );
+        p(CT, &body).map(|r| (r.ops[0].method.clone(), r.ops[0].url_path.clone(), r.ops[0].query.clone()))
+    };
+    let ok = |m: &str, path: &str, q: Option<&str>| Ok((m.to_owned(), path.to_owned(), q.map(str::to_owned)));
+    assert_eq!(
+        line("POST HtTpS://h:1/acct/t?timeout=3#x HTTP/1.1"),
+        ok("POST", "/acct/t", Some("timeout=3"))
+    );
+    // Unicode white space is trimmed from the line but does not separate its parts.
+    assert_eq!(line("\u{a0}POST\thttp://h/t HTTP/1.1\u{3000}"), ok("POST", "/t", None));
+    assert_eq!(line("POST http://h/t\u{3000}HTTP/1.1"), ok("POST", "/t\u{3000}HTTP/1.1", None));
+    assert_eq!(line("POST http://\u{e9}/t HTTP/1.1"), ok("POST", "/t", None));
+    assert_eq!(line("POST HTTPS://\u{e9}\u{e9}/t?a HTTP/1.1"), ok("POST", "/t", Some("a")));
+    // Not a scheme: read as a relative path.
+    for l in ["POST httpx://h/t HTTP/1.1", "POST h\u{e9}ttp://h/t HTTP/1.1"] {
+        assert_eq!(line(l).unwrap_err().code(), ErrorCode::InvalidUri, "{l}");
+    }
+}

@@ -13,6 +13,8 @@ use std::path::Path;
 
 /// Block cache shared by every table of the database.
 const BLOCK_CACHE_BYTES: usize = 64 << 20;
+/// Size of an uncompressed data block.
+const BLOCK_BYTES: usize = 16 << 10;
 
 /// An ordered, durable key/value store backed by RocksDB.
 pub struct RocksStore {
@@ -36,6 +38,12 @@ impl RocksStore {
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         table.set_bloom_filter(10.0, false);
+        // 16 KiB data blocks (RocksDB's default is 4 KiB): entities are about 1 KiB, so a
+        // 4 KiB block held three or four and every scan paid the per-block cost (cache
+        // lookup, iterator setup, checksum) every few rows. Measured on 100,000 1 KiB
+        // entities: filtered scans 2x faster, point and range reads 5-10% faster; 32 and
+        // 64 KiB blocks scan faster still but slow point reads.
+        table.set_block_size(BLOCK_BYTES);
         // Index and filter blocks stay in table-reader memory (about 1% of the data)
         // instead of competing with data blocks in the cache: with them in a small cache,
         // random reads over a large table evicted them and every miss re-read a large
@@ -91,12 +99,7 @@ impl Store for RocksStore {
         Box::new(iter.map(|r| r.map(|(k, v)| (k.into_vec(), v.into_vec())).map_err(engine)))
     }
 
-    fn scan_with(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        visit: &mut Visit<'_>,
-    ) -> Result<(), StoreError> {
+    fn scan_with(&self, start: &[u8], end: &[u8], visit: &mut Visit<'_>) -> Result<(), StoreError> {
         if start >= end {
             return Ok(());
         }

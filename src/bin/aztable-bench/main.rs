@@ -109,6 +109,12 @@ struct Args {
     #[arg(long)]
     json: bool,
 
+    /// Point reads and `mixed` pick among this many consecutive preloaded entities in
+    /// the middle of the table instead of all of them (a hot set that fits the cache,
+    /// in a large table).
+    #[arg(long)]
+    hot_keys: Option<u64>,
+
     /// Seed of the key choice and entity contents.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -198,6 +204,7 @@ async fn run(args: Args) -> Result<bool, String> {
         partition_size: args.partition_size,
         range_size: args.range_size,
         read_percent: args.read_percent,
+        hot_keys: args.hot_keys,
         table: args.table.clone(),
         keep_tables: args.keep_tables,
         pid: args.pid,

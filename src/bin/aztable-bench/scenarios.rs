@@ -94,6 +94,8 @@ pub struct Params {
     pub partition_size: u64,
     pub range_size: u64,
     pub read_percent: u64,
+    /// Point reads and mixed pick among this many consecutive preloaded entities.
+    pub hot_keys: Option<u64>,
     /// Use (and keep) this table; an existing one is not preloaded again.
     pub table: Option<String>,
     pub keep_tables: bool,
@@ -111,6 +113,7 @@ struct Ctx {
     layout: Layout,
     range_size: u64,
     read_percent: u64,
+    hot_keys: Option<u64>,
     run_id: u64,
     deadline: Instant,
     max_requests: Option<u64>,
@@ -118,6 +121,17 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// A preloaded entity for a point read or upsert: any of them, or one of the
+    /// `--hot-keys` consecutive ones in the middle of the table.
+    fn pick(&self, rng: &mut Rng) -> u64 {
+        match self.hot_keys {
+            Some(hot) if hot > 0 && hot < self.layout.entities => {
+                (self.layout.entities - hot) / 2 + rng.below(hot)
+            }
+            _ => rng.below(self.layout.entities),
+        }
+    }
+
     /// Whether another operation may start.
     fn take(&self) -> bool {
         if Instant::now() >= self.deadline {
@@ -169,6 +183,7 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
         layout,
         range_size: params.range_size,
         read_percent: params.read_percent,
+        hot_keys: params.hot_keys,
         run_id,
         deadline: Instant::now() + params.duration,
         max_requests: params.max_requests,
@@ -290,13 +305,13 @@ async fn work(ctx: Arc<Ctx>, worker: u64, seed: u64) -> Result<Recorder, String>
                 send(&mut conn, &req, &mut rec, 1).await;
             }
             Scenario::PointRead => {
-                let i = rng.below(ctx.layout.entities);
+                let i = ctx.pick(&mut rng);
                 let req =
                     Req::new(Method::GET, ctx.entity_path(&ctx.layout.partition_key(i), &Layout::row_key(i)));
                 send(&mut conn, &req, &mut rec, 1).await;
             }
             Scenario::Mixed => {
-                let i = rng.below(ctx.layout.entities);
+                let i = ctx.pick(&mut rng);
                 let path = ctx.entity_path(&ctx.layout.partition_key(i), &Layout::row_key(i));
                 let req = if rng.below(100) < ctx.read_percent {
                     Req::new(Method::GET, path)

@@ -119,7 +119,9 @@ impl Partitions {
         Ok(out)
     }
 
-    /// Reads one entity without taking any lock.
+    /// Reads one entity without taking any lock (but for the rare read that meets a
+    /// concurrent write between the entity's head and its heap, which is repeated
+    /// under the partition's lock).
     pub fn get_entity(
         &self,
         account: &str,
@@ -129,9 +131,47 @@ impl Partitions {
     ) -> Result<Option<Entity>, PartitionError> {
         let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
         let key = keys::entity_key(info.id, pk, rk);
-        match self.store.get(&key)? {
-            Some(v) => Ok(Some(codec::decode_entity_value(pk.to_owned(), rk.to_owned(), &v)?)),
-            None => Ok(None),
+        match read_entity(self.store.as_ref(), &key, pk, rk) {
+            Err(StoreError::Torn) => Ok(self.read_entity_locked(info.id, &key, pk, rk)?),
+            r => Ok(r?.map(|(e, _)| e)),
+        }
+    }
+
+    /// [`read_entity`] with the partition's write lock held, so no write can come
+    /// between reading the head and the heap.
+    fn read_entity_locked(
+        &self,
+        table_id: u64,
+        key: &[u8],
+        pk: &str,
+        rk: &str,
+    ) -> Result<Option<Entity>, StoreError> {
+        let _guard = self.stripe(table_id, pk).lock().unwrap_or_else(|p| p.into_inner());
+        Ok(read_entity(self.store.as_ref(), key, pk, rk).map_err(torn_is_corrupt)?.map(|(e, _)| e))
+    }
+
+    /// Decodes the entity of a scanned head, reading its heap if it has one. `None`
+    /// when a concurrent write changed or deleted it after the scan read the head and
+    /// it no longer exists; after such a write it is re-read under the partition lock
+    /// (`true`: the head the scan saw is stale, so a filter must see the entity again).
+    fn complete_row(
+        &self,
+        table_id: u64,
+        key: &[u8],
+        head: &[u8],
+    ) -> Result<Option<(Entity, bool)>, StoreError> {
+        let (_, pk, rk) = decode_key(key)?;
+        let decoded = match codec::heap_needed(head)? {
+            None => codec::decode_entity(pk.clone(), rk.clone(), head, None),
+            Some(_) => match self.store.get(&keys::heap_key(key))? {
+                Some(heap) => codec::decode_entity(pk.clone(), rk.clone(), head, Some(&heap)),
+                None => Err(StoreError::Torn),
+            },
+        };
+        match decoded {
+            Ok(e) => Ok(Some((e, false))),
+            Err(StoreError::Torn) => Ok(self.read_entity_locked(table_id, key, &pk, &rk)?.map(|e| (e, true))),
+            Err(e) => Err(e),
         }
     }
 
@@ -180,27 +220,47 @@ impl Partitions {
                     if needs.keys && !keys::decode_entity_key_into(k, &mut pk_buf, &mut rk_buf) {
                         return Err(undecodable_key());
                     }
+                    let mut heap = None;
                     let mut slots = [None; MAX_PROJECTED];
-                    let timestamp = codec::decode_projection(v, &needs.properties, &mut slots)?;
-                    let row = Projection {
-                        partition_key: &pk_buf,
-                        row_key: &rk_buf,
-                        timestamp,
-                        names: &needs.properties,
-                        slots: &slots,
+                    let mut projected = codec::decode_projection(v, None, &needs.properties, &mut slots);
+                    if let Ok(None) = projected {
+                        // the filter reads a long value, which lives in the heap
+                        heap = self.store.get(&keys::heap_key(k))?;
+                        projected = match &heap {
+                            Some(h) => codec::decode_projection(v, Some(h), &needs.properties, &mut slots),
+                            None => Err(StoreError::Torn),
+                        };
+                    }
+                    // Some(verdict) of the filter on the head; None: it changed under the scan
+                    let verdict = match projected {
+                        Ok(Some(timestamp)) => {
+                            let row = Projection {
+                                partition_key: &pk_buf,
+                                row_key: &rk_buf,
+                                timestamp,
+                                names: &needs.properties,
+                                slots: &slots,
+                            };
+                            Some(keep(&row))
+                        }
+                        Err(StoreError::Torn) | Ok(None) => None,
+                        Err(e) => return Err(e),
                     };
-                    if keep(&row) {
-                        let (_, pk, rk) = decode_key(k)?;
-                        Some(codec::decode_entity_value(pk, rk, v)?)
-                    } else {
-                        None
+                    drop(heap);
+                    match verdict {
+                        Some(false) => None,
+                        _ => match self.complete_row(info.id, k, v)? {
+                            // re-read: the filter must see what is returned
+                            Some((e, stale)) if stale || verdict.is_none() => keep(&e).then_some(e),
+                            Some((e, _)) => Some(e),
+                            None => None,
+                        },
                     }
                 }
-                None => {
-                    let (_, pk, rk) = decode_key(k)?;
-                    let e = codec::decode_entity_value(pk, rk, v)?;
-                    keep(&e).then_some(e)
-                }
+                None => match self.complete_row(info.id, k, v)? {
+                    Some((e, _)) => keep(&e).then_some(e),
+                    None => None,
+                },
             };
             page.entities.extend(kept);
             Ok(true)
@@ -218,6 +278,35 @@ fn undecodable_key() -> StoreError {
 
 fn decode_key(k: &[u8]) -> Result<(u64, String, String), StoreError> {
     keys::decode_entity_key(k).ok_or_else(undecodable_key)
+}
+
+/// Reads an entity by its key: the head and, when it has one, the heap (the bool).
+/// [`StoreError::Torn`] when a write came between the two reads.
+fn read_entity(
+    store: &dyn Store,
+    key: &[u8],
+    pk: &str,
+    rk: &str,
+) -> Result<Option<(Entity, bool)>, StoreError> {
+    // (one MultiGet of both keys measured slower than two reads)
+    let Some(head) = store.get(key)? else {
+        return Ok(None);
+    };
+    let heap = match codec::heap_needed(&head)? {
+        None => None,
+        Some(_) => Some(store.get(&keys::heap_key(key))?.ok_or(StoreError::Torn)?),
+    };
+    let has_heap = heap.is_some();
+    Ok(Some((codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?, has_heap)))
+}
+
+/// Under the partition lock a head and its heap cannot be torn: if they are, the
+/// store is corrupt.
+fn torn_is_corrupt(e: StoreError) -> StoreError {
+    match e {
+        StoreError::Torn => StoreError::Corrupt("entity heap does not belong to its head".into()),
+        e => e,
+    }
 }
 
 /// A scanned row as a filter sees it: the keys (when the filter reads them), the

@@ -106,10 +106,12 @@ impl Partitions {
         let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
         let info = self.lookup_table(account, name)?.ok_or(PartitionError::TableNotFound)?;
         let (start, end) = keys::table_entities_range(info.id);
+        let (heaps_start, heaps_end) = keys::table_heaps_range(info.id);
         let mut batch = WriteBatch::new();
         batch.delete(keys::table_key(account, name));
         batch.delete(keys::table_acl_key(account, name));
         batch.delete_range(start, end);
+        batch.delete_range(heaps_start, heaps_end);
         self.store.write(batch)?;
         self.catalog_cache.forget(&keys::table_key(account, name));
         Ok(())

@@ -41,6 +41,9 @@ fn value() -> impl Strategy<Value = EdmValue> {
         (0i64..3).prop_map(|t| EdmValue::DateTime(Ticks(t * 10_000_000))),
         prop::sample::select(vec![0u8, 1]).prop_map(|b| EdmValue::Guid([b; 16])),
         prop::collection::vec(0u8..2, 0..2).prop_map(EdmValue::Binary),
+        // long enough to be stored in the entity's heap, not its head
+        key().prop_map(|k| EdmValue::String(format!("{k}{}", "~".repeat(70)))),
+        (0u8..2).prop_map(|b| EdmValue::Binary(vec![b; 80])),
     ]
 }
 

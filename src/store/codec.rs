@@ -14,7 +14,7 @@
 
 mod entity;
 
-pub use entity::{decode_entity_value, decode_projection, encode_entity_value};
+pub use entity::{decode_entity, decode_projection, encode_entity, heap_needed, EncodedEntity};
 
 use super::StoreError;
 use crate::model::edm::{EdmRef, EdmValue};
@@ -273,11 +273,18 @@ mod tests {
                 ("e".into(), EdmValue::Boolean(true)),
             ],
         };
-        let bytes = encode_entity_value(&e);
+        let EncodedEntity { head, heap } = encode_entity(&e);
+        let heap = heap.expect("a 1000-byte string goes to the heap");
+        assert!(head.len() < 100, "the head holds no long value: {} bytes", head.len());
+        assert_eq!(heap_needed(&head).unwrap(), Some(Ticks(42)));
         let wanted = ["b".to_owned(), "e".to_owned(), "zz".to_owned(), "d".to_owned(), "a".to_owned()];
         let mut slots = [Some(EdmRef::Int32(1)); 6];
-        let ts = decode_projection(&bytes, &wanted, &mut slots).unwrap();
-        assert_eq!(ts, Ticks(42));
+        // "a" is in the heap: without it the projection cannot finish...
+        assert_eq!(decode_projection(&head, None, &wanted, &mut slots).unwrap(), None);
+        // ...but it can when "a" is not wanted
+        assert_eq!(decode_projection(&head, None, &wanted[..4], &mut slots).unwrap(), Some(Ticks(42)));
+        let ts = decode_projection(&head, Some(&heap), &wanted, &mut slots).unwrap();
+        assert_eq!(ts, Some(Ticks(42)));
         let x1000 = "x".repeat(1000);
         assert_eq!(
             slots,
@@ -290,18 +297,31 @@ mod tests {
                 None
             ]
         );
-        decode_projection(&bytes, &[], &mut []).unwrap();
+        decode_projection(&head, None, &[], &mut []).unwrap();
         // every value of every type borrows back equal to its owned decoding
         let all = all_types();
-        let all_bytes = encode_entity_value(&all);
+        let enc = encode_entity(&all);
         let names: Vec<String> = all.properties.iter().map(|(n, _)| n.clone()).collect();
         let mut slots = vec![None; names.len()];
-        decode_projection(&all_bytes, &names, &mut slots).unwrap();
+        decode_projection(&enc.head, enc.heap.as_deref(), &names, &mut slots).unwrap();
         for ((_, v), slot) in all.properties.iter().zip(&slots) {
             // (compared through Debug, where NaN equals NaN)
             assert_eq!(format!("{:?}", Some(v.borrowed())), format!("{slot:?}"));
         }
-        assert!(decode_projection(&bytes[..bytes.len() - 1], &wanted, &mut [None; 5]).is_err());
+        assert!(decode_projection(&head[..head.len() - 1], Some(&heap), &wanted, &mut [None; 5]).is_err());
+        assert!(decode_projection(&head, Some(&heap[..heap.len() - 1]), &wanted, &mut [None; 5]).is_err());
+        // a heap of another write (another timestamp) is torn, not corrupt
+        let newer = encode_entity(&Entity { timestamp: Ticks(43), ..e.clone() });
+        let torn = decode_projection(&head, newer.heap.as_deref(), &wanted, &mut [None; 5]);
+        assert!(matches!(torn, Err(StoreError::Torn)), "{torn:?}");
+        let torn = decode_entity("p".into(), "r".into(), &head, newer.heap.as_deref());
+        assert!(matches!(torn, Err(StoreError::Torn)), "{torn:?}");
+        assert!(decode_entity("p".into(), "r".into(), &head, None).is_err());
+        // no long value, no heap
+        let small = Entity { properties: e.properties[1..].to_vec(), ..e };
+        let enc = encode_entity(&small);
+        assert_eq!(enc.heap, None);
+        assert_eq!(heap_needed(&enc.head).unwrap(), None);
     }
 
     /// Compares entities treating doubles bitwise (so NaN equals NaN).
@@ -320,8 +340,9 @@ mod tests {
     }
 
     fn round_trip(e: &Entity) -> Entity {
-        let bytes = encode_entity_value(e);
-        decode_entity_value(e.partition_key.clone(), e.row_key.clone(), &bytes).unwrap()
+        let enc = encode_entity(e);
+        assert_eq!(enc.heap.is_some(), heap_needed(&enc.head).unwrap().is_some());
+        decode_entity(e.partition_key.clone(), e.row_key.clone(), &enc.head, enc.heap.as_deref()).unwrap()
     }
 
     fn all_types() -> Entity {
@@ -377,13 +398,27 @@ mod tests {
 
     #[test]
     fn truncated_and_trailing_are_errors() {
-        let bytes = encode_entity_value(&all_types());
-        for n in 0..bytes.len() {
-            assert!(decode_entity_value(String::new(), String::new(), &bytes[..n]).is_err());
+        let mut e = all_types();
+        e.properties.push(("long".into(), EdmValue::String("y".repeat(100))));
+        e.properties.push(("longbin".into(), EdmValue::Binary(vec![7; 100])));
+        let EncodedEntity { head, heap } = encode_entity(&e);
+        let heap = heap.expect("long values");
+        let decode = |head: &[u8], heap: &[u8]| {
+            decode_entity(String::new(), String::new(), head, (!heap.is_empty()).then_some(heap))
+        };
+        decode(&head, &heap).unwrap();
+        for n in 0..head.len() {
+            assert!(decode(&head[..n], &heap).is_err());
         }
-        let mut long = bytes;
+        for n in 0..heap.len() {
+            assert!(decode(&head, &heap[..n]).is_err());
+        }
+        let mut long = head.clone();
         long.push(0);
-        assert!(decode_entity_value(String::new(), String::new(), &long).is_err());
+        assert!(decode(&long, &heap).is_err());
+        let mut long = heap;
+        long.push(0);
+        assert!(decode(&head, &long).is_err());
         let t = encode_table(&TableRecord { id: 7, name: "abc".into() });
         for n in 0..t.len() {
             assert!(decode_table(&t[..n]).is_err());
@@ -391,10 +426,10 @@ mod tests {
         // A huge property count must not allocate or panic.
         let mut huge = vec![VERSION, 0, 0, 0, 0, 0, 0, 0, 0];
         put_varint(&mut huge, u64::MAX);
-        assert!(decode_entity_value(String::new(), String::new(), &huge).is_err());
+        assert!(decode_entity(String::new(), String::new(), &huge, None).is_err());
         let overflow =
             [VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F];
-        assert!(decode_entity_value(String::new(), String::new(), &overflow).is_err());
+        assert!(decode_entity(String::new(), String::new(), &overflow, None).is_err());
     }
 
     #[test]
@@ -440,7 +475,9 @@ mod tests {
             prop_assert!(same(&round_trip(&e), &e));
             // values written by releases before version 2 still read back the same
             let v1 = entity::encode_entity_value_v1(&e);
-            prop_assert!(same(&decode_entity_value("p".into(), "r".into(), &v1).unwrap(), &e));
+            prop_assert!(same(&decode_entity("p".into(), "r".into(), &v1, None).unwrap(), &e));
+            let v2 = entity::encode_entity_value_v2(&e);
+            prop_assert!(same(&decode_entity("p".into(), "r".into(), &v2, None).unwrap(), &e));
             // and a projection of any property agrees with the full decoding, in both
             let mut names: Vec<String> = Vec::new();
             for (n, _) in &e.properties {
@@ -448,9 +485,11 @@ mod tests {
                     names.push(n.clone());
                 }
             }
-            for bytes in [encode_entity_value(&e), v1] {
+            let v3 = encode_entity(&e);
+            for (head, heap) in [(&v3.head, v3.heap.as_deref()), (&v1, None), (&v2, None)] {
                 let mut slots = vec![None; names.len()];
-                prop_assert_eq!(decode_projection(&bytes, &names, &mut slots).unwrap(), e.timestamp);
+                let ts = decode_projection(head, heap, &names, &mut slots).unwrap();
+                prop_assert_eq!(ts, Some(e.timestamp));
                 for (name, slot) in names.iter().zip(&slots) {
                     // (Debug, where NaN equals NaN; the first of a repeated name wins)
                     prop_assert_eq!(format!("{slot:?}"), format!("{:?}", e.get(name).map(EdmValue::borrowed)));
@@ -460,14 +499,17 @@ mod tests {
 
         #[test]
         fn garbage_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
-            let _ = decode_entity_value(String::new(), String::new(), &bytes);
+            let _ = decode_entity(String::new(), String::new(), &bytes, None);
             let _ = decode_table(&bytes);
             let _ = decode_u64(&bytes);
-            for version in [VERSION, 2] {
+            for version in [VERSION, 2, 3] {
                 let mut v = vec![version];
                 v.extend_from_slice(&bytes);
-                let _ = decode_entity_value(String::new(), String::new(), &v);
-                let _ = decode_projection(&v, &["a".to_owned(), String::new()], &mut [None; 2]);
+                let _ = decode_entity(String::new(), String::new(), &v, None);
+                let _ = decode_entity(String::new(), String::new(), &v, Some(&bytes));
+                let _ = heap_needed(&v);
+                let _ = decode_projection(&v, None, &["a".to_owned(), String::new()], &mut [None; 2]);
+                let _ = decode_projection(&v, Some(&bytes), &["a".to_owned()], &mut [None; 1]);
                 let _ = decode_table(&v);
             }
         }

@@ -9,7 +9,12 @@
 //! 0x02 table_id(u64 big-endian) enc(pk) enc(rk) entity
 //! 0x03 enc(account) enc(lowercase(table))       table ACL (the Get Table ACL XML body)
 //! 0x04 enc(account)                             service properties (the Get Table Service Properties XML body)
+//! 0x05 table_id(u64 big-endian) enc(pk) enc(rk) entity heap: the long values of the entity
 //! ```
+//!
+//! An entity is stored under its 0x02 key with everything a filter reads (see
+//! `codec::entity`); the bytes of its long strings and binaries, if any, live under the
+//! 0x05 key with the same suffix. Scans over 0x02 keys so read only small, dense heads.
 //!
 //! `enc(s)` is the UTF-8 bytes of `s` with `0x00` escaped as `0x00 0xFF`, the lead
 //! bytes `0xEE`/`0xEF` remapped to `0xF5`/`0xF6`, and a `0x00 0x01` terminator. The
@@ -26,6 +31,7 @@ const TABLE_PREFIX: u8 = 0x01;
 const ENTITY_PREFIX: u8 = 0x02;
 const ACL_PREFIX: u8 = 0x03;
 const SERVICE_PROPERTIES_PREFIX: u8 = 0x04;
+const HEAP_PREFIX: u8 = 0x05;
 
 const ESC: u8 = 0x00;
 const ESC_NUL: u8 = 0xFF;
@@ -103,6 +109,22 @@ pub fn entity_key(table_id: u64, pk: &str, rk: &str) -> Vec<u8> {
 /// Returns `[start, end)` covering every entity of the table.
 pub fn table_entities_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
     let start = table_entities_prefix(table_id);
+    let end = prefix_end(&start);
+    (start, end)
+}
+
+/// Returns the heap key belonging to an [`entity_key`]: the same key under 0x05.
+pub fn heap_key(entity_key: &[u8]) -> Vec<u8> {
+    let mut k = entity_key.to_vec();
+    if let Some(kind) = k.first_mut() {
+        *kind = HEAP_PREFIX;
+    }
+    k
+}
+
+/// Returns `[start, end)` covering every entity heap of the table.
+pub fn table_heaps_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
+    let start = heap_key(&table_entities_prefix(table_id));
     let end = prefix_end(&start);
     (start, end)
 }
@@ -282,6 +304,14 @@ mod tests {
         let (s, e) = table_entities_range(u64::MAX);
         assert!(s < e);
         assert!(entity_key(u64::MAX, "\u{10FFFF}", "\u{FFFF}") < e);
+        let (hs, he) = table_heaps_range(u64::MAX);
+        let k = heap_key(&entity_key(u64::MAX, "\u{10FFFF}", "\u{FFFF}"));
+        assert!(hs <= k && k < he);
+        // heaps sort after every other kind of key, and each table's heaps are contiguous
+        assert!(service_properties_key("\u{10FFFF}") < hs);
+        let (h1, h1e) = table_heaps_range(1);
+        let k1 = heap_key(&entity_key(1, "p", "r"));
+        assert!(h1 <= k1 && k1 < h1e && h1e <= table_heaps_range(2).0);
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub enum StoreError {
     /// Bytes read back could not be decoded.
     #[error("corrupt record: {0}")]
     Corrupt(String),
+    /// An entity's head and heap were read at different moments and belong to
+    /// different writes; the reader retries under the partition lock.
+    #[error("entity changed while it was read")]
+    Torn,
 }
 
 /// One mutation inside an atomic [`WriteBatch`].
@@ -79,12 +83,7 @@ pub trait Store: Send + Sync + 'static {
     ) -> Box<dyn Iterator<Item = Result<KvPair, StoreError>> + 'a>;
     /// Like [`Store::scan`], but hands each pair to `visit` as borrowed slices (no copy
     /// per pair) until `visit` returns `Ok(false)` or an error, which is returned.
-    fn scan_with(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        visit: &mut Visit<'_>,
-    ) -> Result<(), StoreError> {
+    fn scan_with(&self, start: &[u8], end: &[u8], visit: &mut Visit<'_>) -> Result<(), StoreError> {
         for item in self.scan(start, end) {
             let (k, v) = item?;
             if !visit(&k, &v)? {

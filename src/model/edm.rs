@@ -108,7 +108,7 @@ impl EdmValue {
     /// (strings count as UTF-16, two bytes a code unit).
     pub fn stored_size(&self) -> usize {
         match self {
-            EdmValue::String(s) => s.encode_utf16().count() * 2,
+            EdmValue::String(s) => utf16_len(s) * 2,
             EdmValue::Int32(_) => 4,
             EdmValue::Int64(_) | EdmValue::Double(_) | EdmValue::DateTime(_) => 8,
             EdmValue::Boolean(_) => 1,
@@ -116,6 +116,18 @@ impl EdmValue {
             EdmValue::Binary(b) => b.len(),
         }
     }
+}
+
+/// The number of UTF-16 code units of `s` (`s.encode_utf16().count()`): one per
+/// character, two for a character of four UTF-8 bytes. Sizes and key limits are
+/// counted in UTF-16, as the service counts them.
+pub fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
+    // Each byte that is not a continuation byte (0b10xx_xxxx) starts a character; a
+    // leading byte of 0xF0 or more starts a 4-byte character.
+    s.bytes().map(|b| usize::from((b as i8) >= -0x40) + usize::from(b >= 0xF0)).sum()
 }
 
 /// Formats a GUID as lowercase hyphenated hex.

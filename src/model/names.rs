@@ -39,7 +39,7 @@ pub fn validate_table_name(name: &str) -> Result<(), NameError> {
 
 /// Checks a PartitionKey or RowKey value. Empty keys are allowed.
 pub fn validate_key(key: &str) -> Result<(), NameError> {
-    if key.len() > MAX_KEY_UTF16 && key.encode_utf16().count() > MAX_KEY_UTF16 {
+    if key.len() > MAX_KEY_UTF16 && super::edm::utf16_len(key) > MAX_KEY_UTF16 {
         return Err(NameError::KeyTooLarge);
     }
     let bad = |c: char| {

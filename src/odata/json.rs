@@ -45,7 +45,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::edm::parse_guid;
+use crate::model::edm::{parse_guid, utf16_len};
 use crate::model::names::{validate_property_name, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES, MAX_VALUE_BYTES};
 use crate::model::{EdmType, EdmValue, Ticks};
 
@@ -383,17 +383,6 @@ fn value_size(v: &EdmValue) -> usize {
         EdmValue::String(s) => utf16_len(s) * 2,
         _ => v.stored_size(),
     }
-}
-
-/// The number of UTF-16 code units of `s` (`s.encode_utf16().count()`): one per
-/// character, two for a character of four UTF-8 bytes.
-fn utf16_len(s: &str) -> usize {
-    if s.is_ascii() {
-        return s.len();
-    }
-    // Each byte that is not a continuation byte (0b10xx_xxxx) starts a character; a
-    // leading byte of 0xF0 or more starts a 4-byte character.
-    s.bytes().map(|b| usize::from((b as i8) >= -0x40) + usize::from(b >= 0xF0)).sum()
 }
 
 /// Reads the value of an `X@odata.type` annotation.

@@ -52,7 +52,10 @@ const KEY_ENCODE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove
 /// except RFC 3986 unreserved ones percent-encoded: the `odata.editLink` form, and (after
 /// `{base}/`) `odata.id` and the `Location` header.
 pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
-    let enc = |s: &str| utf8_percent_encode(&s.replace('\'', "''"), KEY_ENCODE).to_string();
+    let enc = |s: &str| match s.contains('\'') {
+        true => utf8_percent_encode(&s.replace('\'', "''"), KEY_ENCODE).to_string(),
+        false => utf8_percent_encode(s, KEY_ENCODE).to_string(),
+    };
     format!("{table}(PartitionKey='{}',RowKey='{}')", enc(partition_key), enc(row_key))
 }
 

@@ -64,7 +64,7 @@ fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
     if e.properties.len() > MAX_CUSTOM_PROPERTIES {
         return Err(ApiError::new(ErrorCode::TooManyProperties).into());
     }
-    let utf16 = |s: &str| s.encode_utf16().count() * 2;
+    let utf16 = |s: &str| crate::model::edm::utf16_len(s) * 2;
     let size = utf16(&e.partition_key)
         + utf16(&e.row_key)
         + 8

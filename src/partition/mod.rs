@@ -150,23 +150,39 @@ impl Partitions {
         Ok(read_entity(self.store.as_ref(), key, pk, rk).map_err(torn_is_corrupt)?.map(|(e, _)| e))
     }
 
-    /// Decodes the entity of a scanned head, reading its heap if it has one. `None`
-    /// when a concurrent write changed or deleted it after the scan read the head and
-    /// it no longer exists; after such a write it is re-read under the partition lock
-    /// (`true`: the head the scan saw is stale, so a filter must see the entity again).
+    /// Decodes the entity of a scanned head, reading its heap if it has one (from
+    /// `heaps` when given and it holds the matching heap, else with a point read).
+    /// `None` when a concurrent write changed or deleted it after the scan read the
+    /// head and it no longer exists; after such a write it is re-read under the
+    /// partition lock (`true`: the head the scan saw is stale, so a filter must see the
+    /// entity again).
     fn complete_row(
         &self,
         table_id: u64,
         key: &[u8],
         head: &[u8],
+        heaps: Option<&mut HeapCursor<'_>>,
     ) -> Result<Option<(Entity, bool)>, StoreError> {
         let (_, pk, rk) = decode_key(key)?;
         let decoded = match codec::heap_needed(head)? {
             None => codec::decode_entity(pk.clone(), rk.clone(), head, None),
-            Some(_) => match self.store.get(&keys::heap_key(key))? {
-                Some(heap) => codec::decode_entity(pk.clone(), rk.clone(), head, Some(&heap)),
-                None => Err(StoreError::Torn),
-            },
+            Some(_) => {
+                let heap_key = keys::heap_key(key);
+                let from_cursor = match heaps {
+                    Some(cursor) => cursor
+                        .find(&heap_key)?
+                        .map(|heap| codec::decode_entity(pk.clone(), rk.clone(), head, Some(heap))),
+                    None => None,
+                };
+                match from_cursor {
+                    Some(Ok(e)) => Ok(e),
+                    // not there, or of another write, in the cursor's snapshot: read it now
+                    _ => match self.store.get(&heap_key)? {
+                        Some(heap) => codec::decode_entity(pk.clone(), rk.clone(), head, Some(&heap)),
+                        None => Err(StoreError::Torn),
+                    },
+                }
+            }
         };
         match decoded {
             Ok(e) => Ok(Some((e, false))),
@@ -205,6 +221,10 @@ impl Partitions {
         let mut page = ScanPage::default();
         let needs = range.needs.as_ref().filter(|n| n.properties.len() <= MAX_PROJECTED);
         let (mut pk_buf, mut rk_buf) = (String::new(), String::new());
+        // Without a filter every row is kept: its heap comes from a second iterator in
+        // step with the heads rather than one point read each. (With a filter, kept rows
+        // are usually sparse, and the cursor would read every heap it steps over.)
+        let mut heaps = needs.is_none().then(|| HeapCursor::new(self.store.as_ref(), &from, &to));
         let mut examined = 0usize;
         self.store.scan_with(&from, &to, &mut |k, v| {
             let over_budget =
@@ -249,7 +269,7 @@ impl Partitions {
                     drop(heap);
                     match verdict {
                         Some(false) => None,
-                        _ => match self.complete_row(info.id, k, v)? {
+                        _ => match self.complete_row(info.id, k, v, None)? {
                             // re-read: the filter must see what is returned
                             Some((e, stale)) if stale || verdict.is_none() => keep(&e).then_some(e),
                             Some((e, _)) => Some(e),
@@ -257,7 +277,7 @@ impl Partitions {
                         },
                     }
                 }
-                None => match self.complete_row(info.id, k, v)? {
+                None => match self.complete_row(info.id, k, v, heaps.as_mut())? {
                     Some((e, _)) => keep(&e).then_some(e),
                     None => None,
                 },
@@ -266,6 +286,42 @@ impl Partitions {
             Ok(true)
         })?;
         Ok(page)
+    }
+}
+
+/// Reads the heaps of a scan's rows with one forward iterator over the heap range of
+/// the scanned head range, created on first use.
+struct HeapCursor<'a> {
+    store: &'a dyn Store,
+    from: Vec<u8>,
+    to: Vec<u8>,
+    iter: Option<Box<dyn Iterator<Item = Result<crate::store::KvPair, StoreError>> + 'a>>,
+    current: Option<crate::store::KvPair>,
+}
+
+impl<'a> HeapCursor<'a> {
+    /// For the heads in `[from, to)`.
+    fn new(store: &'a dyn Store, from: &[u8], to: &[u8]) -> Self {
+        HeapCursor { store, from: keys::heap_key(from), to: keys::heap_key(to), iter: None, current: None }
+    }
+
+    /// The heap stored under `heap_key`, if there is one; keys must be asked for in
+    /// ascending order.
+    fn find(&mut self, heap_key: &[u8]) -> Result<Option<&[u8]>, StoreError> {
+        let iter = match &mut self.iter {
+            Some(iter) => iter,
+            None => self.iter.insert(self.store.scan(&self.from, &self.to)),
+        };
+        while self.current.as_ref().is_none_or(|(k, _)| k.as_slice() < heap_key) {
+            match iter.next() {
+                Some(pair) => self.current = Some(pair?),
+                None => {
+                    self.current = None;
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(self.current.as_ref().filter(|(k, _)| k.as_slice() == heap_key).map(|(_, v)| v.as_slice()))
     }
 }
 

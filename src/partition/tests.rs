@@ -246,8 +246,8 @@ fn assert_consistent(e: &Entity) {
     assert_eq!(e, &versioned(*n as u32), "a read mixed two writes");
 }
 
-/// Reads without the partition lock (point reads, scans with and without a filter
-/// reading the heap value) never return a head of one write with the heap of
+/// Reads without the partition lock (point reads, scans with a filter reading the
+/// heap value or not, scans without a filter) never return a head of one write with the heap of
 /// another, while a writer keeps replacing the entity, with and without a heap.
 #[test]
 fn reads_never_mix_heads_and_heaps_of_different_writes() {
@@ -263,7 +263,7 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
     };
     write(0);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let readers: Vec<_> = (0..3)
+    let readers: Vec<_> = (0..4)
         .map(|kind| {
             let (p, stop) = (p.clone(), stop.clone());
             std::thread::spawn(move || {
@@ -271,6 +271,12 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let found = match kind {
                         0 => p.get_entity("a", "tbl", "p", "r").unwrap().into_iter().collect(),
+                        // no filter: heaps come from the cursor in step with the heads
+                        3 => {
+                            p.scan_entities("a", "tbl", &ScanRange::default(), None, 10, 100, |_| true)
+                                .unwrap()
+                                .entities
+                        }
                         n => {
                             let props = if n == 1 { vec!["big".to_owned()] } else { vec!["n".to_owned()] };
                             let range = ScanRange {

@@ -7,6 +7,8 @@ RUN apt-get update \
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+# Cargo.toml declares the criterion bench: cargo refuses to load the manifest without it.
+COPY benches ./benches
 RUN cargo build --release --locked --bin aztable \
  && strip target/release/aztable
 

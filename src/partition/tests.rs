@@ -323,5 +323,9 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
     })
     .unwrap();
     assert_eq!(p.store().scan(&start, &end).count(), 0);
+    // Delete Table drops heaps with heads
+    write(3002);
+    assert_eq!(p.store().scan(&start, &end).count(), 1);
     p.delete_table("a", "tbl").unwrap();
+    assert_eq!(p.store().scan(&start, &end).count(), 0);
 }

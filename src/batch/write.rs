@@ -119,8 +119,14 @@ fn push_line(out: &mut Vec<u8>, line: &str) {
 
 /// Writes `Name: value`, with CR and LF replaced so a value cannot end the header block.
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
-    let clean = |s: &str| s.replace(['\r', '\n'], " ");
-    push_line(out, &format!("{}: {}", clean(name), clean(value)));
+    let mut push_clean = |s: &str| match s.contains(['\r', '\n']) {
+        true => out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes()),
+        false => out.extend_from_slice(s.as_bytes()),
+    };
+    push_clean(name);
+    push_clean(": ");
+    push_clean(value);
+    out.extend_from_slice(CRLF.as_bytes());
 }
 
 /// The reason phrase the service writes after a status code.

@@ -150,39 +150,24 @@ impl Partitions {
         Ok(read_entity(self.store.as_ref(), key, pk, rk).map_err(torn_is_corrupt)?.map(|(e, _)| e))
     }
 
-    /// Decodes the entity of a scanned head, reading its heap if it has one (from
-    /// `heaps` when given and it holds the matching heap, else with a point read).
-    /// `None` when a concurrent write changed or deleted it after the scan read the
-    /// head and it no longer exists; after such a write it is re-read under the
-    /// partition lock (`true`: the head the scan saw is stale, so a filter must see the
-    /// entity again).
+    /// Decodes the entity of a scanned head, with `heap_in_hand` when the scan holds
+    /// its heap already, else reading the heap if it has one. `None` when a concurrent
+    /// write changed or deleted it after the scan read the head and it no longer
+    /// exists; after such a write it is re-read under the partition lock (`true`: the
+    /// head the scan saw is stale, so a filter must see the entity again).
     fn complete_row(
         &self,
         table_id: u64,
         key: &[u8],
         head: &[u8],
-        heaps: Option<&mut HeapCursor<'_>>,
+        heap_in_hand: Option<&[u8]>,
     ) -> Result<Option<(Entity, bool)>, StoreError> {
         let (_, pk, rk) = decode_key(key)?;
-        let decoded = match codec::heap_needed(head)? {
-            None => codec::decode_entity(pk.clone(), rk.clone(), head, None),
-            Some(_) => {
-                let heap_key = keys::heap_key(key);
-                let from_cursor = match heaps {
-                    Some(cursor) => cursor
-                        .find(&heap_key)?
-                        .map(|heap| codec::decode_entity(pk.clone(), rk.clone(), head, Some(heap))),
-                    None => None,
-                };
-                match from_cursor {
-                    Some(Ok(e)) => Ok(e),
-                    // not there, or of another write, in the cursor's snapshot: read it now
-                    _ => match self.store.get(&heap_key)? {
-                        Some(heap) => codec::decode_entity(pk.clone(), rk.clone(), head, Some(&heap)),
-                        None => Err(StoreError::Torn),
-                    },
-                }
-            }
+        let decoded = match heap_in_hand.map(|h| codec::decode_entity(pk.clone(), rk.clone(), head, Some(h)))
+        {
+            Some(Ok(e)) => Ok(e),
+            // no heap in hand, or one of another write: read it now
+            _ => decode_head(self.store.as_ref(), key, pk.clone(), rk.clone(), head).map(|(e, _)| e),
         };
         match decoded {
             Ok(e) => Ok(Some((e, false))),
@@ -266,10 +251,9 @@ impl Partitions {
                         Err(StoreError::Torn) | Ok(None) => None,
                         Err(e) => return Err(e),
                     };
-                    drop(heap);
                     match verdict {
                         Some(false) => None,
-                        _ => match self.complete_row(info.id, k, v, None)? {
+                        _ => match self.complete_row(info.id, k, v, heap.as_deref())? {
                             // re-read: the filter must see what is returned
                             Some((e, stale)) if stale || verdict.is_none() => keep(&e).then_some(e),
                             Some((e, _)) => Some(e),
@@ -277,10 +261,16 @@ impl Partitions {
                         },
                     }
                 }
-                None => match self.complete_row(info.id, k, v, heaps.as_mut())? {
-                    Some((e, _)) => keep(&e).then_some(e),
-                    None => None,
-                },
+                None => {
+                    let in_hand = match heaps.as_mut() {
+                        Some(cursor) => cursor.find(&keys::heap_key(k))?,
+                        None => None,
+                    };
+                    match self.complete_row(info.id, k, v, in_hand)? {
+                        Some((e, _)) => keep(&e).then_some(e),
+                        None => None,
+                    }
+                }
             };
             page.entities.extend(kept);
             Ok(true)
@@ -345,15 +335,28 @@ fn read_entity(
     rk: &str,
 ) -> Result<Option<(Entity, bool)>, StoreError> {
     // (one MultiGet of both keys measured slower than two reads)
-    let Some(head) = store.get(key)? else {
-        return Ok(None);
-    };
-    let heap = match codec::heap_needed(&head)? {
-        None => None,
-        Some(_) => Some(store.get(&keys::heap_key(key))?.ok_or(StoreError::Torn)?),
-    };
-    let has_heap = heap.is_some();
-    Ok(Some((codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?, has_heap)))
+    match store.get(key)? {
+        Some(head) => decode_head(store, key, pk.to_owned(), rk.to_owned(), &head).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Decodes a head read under `key`, reading its heap when it has one (the bool).
+/// [`StoreError::Torn`] when the heap is of another write, or gone.
+fn decode_head(
+    store: &dyn Store,
+    key: &[u8],
+    pk: String,
+    rk: String,
+    head: &[u8],
+) -> Result<(Entity, bool), StoreError> {
+    match codec::heap_needed(head)? {
+        None => Ok((codec::decode_entity(pk, rk, head, None)?, false)),
+        Some(_) => {
+            let heap = store.get(&keys::heap_key(key))?.ok_or(StoreError::Torn)?;
+            Ok((codec::decode_entity(pk, rk, head, Some(&heap))?, true))
+        }
+    }
 }
 
 /// Under the partition lock a head and its heap cannot be torn: if they are, the

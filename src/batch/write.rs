@@ -119,9 +119,9 @@ fn push_line(out: &mut Vec<u8>, line: &str) {
 
 /// Writes `Name: value`, with CR and LF replaced so a value cannot end the header block.
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
-    let mut push_clean = |s: &str| match s.contains(['\r', '\n']) {
-        true => out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes()),
-        false => out.extend_from_slice(s.as_bytes()),
+    let mut push_clean = |s: &str| match memchr::memchr2(b'\r', b'\n', s.as_bytes()) {
+        Some(_) => out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes()),
+        None => out.extend_from_slice(s.as_bytes()),
     };
     push_clean(name);
     push_clean(": ");

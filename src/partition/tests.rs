@@ -329,3 +329,78 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
     p.delete_table("a", "tbl").unwrap();
     assert_eq!(p.store().scan(&start, &end).count(), 0);
 }
+
+/// A store that counts point reads, to see which reads `Txn::learn_absent` saved.
+struct CountingStore {
+    inner: MemStore,
+    gets: std::sync::atomic::AtomicUsize,
+}
+
+impl Store for CountingStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.gets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.get(key)
+    }
+    fn write(&self, batch: crate::store::WriteBatch) -> Result<(), StoreError> {
+        self.inner.write(batch)
+    }
+    fn scan<'a>(
+        &'a self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Box<dyn Iterator<Item = Result<crate::store::KvPair, StoreError>> + 'a> {
+        self.inner.scan(start, end)
+    }
+    fn flush(&self) -> Result<(), StoreError> {
+        self.inner.flush()
+    }
+}
+
+proptest::proptest! {
+    /// Whatever the walk of `learn_absent` concludes, every read in the transaction
+    /// answers as the store does (a key it calls absent is never stored, including keys
+    /// of neighbouring partitions that sort between the wanted ones); and when few stored
+    /// rows lie between the wanted keys, every absent key is read without a lookup.
+    #[test]
+    fn learn_absent_agrees_with_the_store(
+        stored in proptest::collection::btree_set("[ab]{0,4}", 0..40),
+        neighbours in proptest::collection::btree_set("[ab]{0,3}", 0..8),
+        wanted in proptest::collection::vec("[ab]{0,4}", 0..24),
+    ) {
+        let store = Arc::new(CountingStore { inner: MemStore::new(), gets: Default::default() });
+        let p = Partitions::new(store.clone());
+        p.create_table("a", "tbl").unwrap();
+        p.create_table("a", "tbm").unwrap();
+        for (table, pk, rks) in [("tbl", "p", &stored), ("tbl", "o", &neighbours), ("tbl", "p\u{0}", &neighbours),
+            ("tbl", "pa", &neighbours), ("tbm", "p", &neighbours)]
+        {
+            p.transact::<_, PartitionError>("a", table, pk, |t| {
+                rks.iter().for_each(|rk| t.put(entity(pk, rk, 1)));
+                Ok(())
+            })
+            .unwrap();
+        }
+        let distinct: std::collections::BTreeSet<&String> = wanted.iter().collect();
+        let between = match (distinct.first(), distinct.last()) {
+            (Some(lo), Some(hi)) => stored.iter().filter(|rk| (*lo..=*hi).contains(rk)).count(),
+            _ => 0,
+        };
+        let before = store.gets.load(std::sync::atomic::Ordering::Relaxed);
+        let found = p
+            .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+                t.learn_absent("p", wanted.iter().map(String::as_str))?;
+                Ok(wanted.iter().map(|rk| t.get("p", rk).map(|e| e.is_some())).collect::<Result<Vec<_>, _>>()?)
+            })
+            .unwrap();
+        let gets = store.gets.load(std::sync::atomic::Ordering::Relaxed) - before;
+        let expected: Vec<bool> = wanted.iter().map(|rk| stored.contains(rk)).collect();
+        proptest::prop_assert_eq!(found, expected);
+        let present_lookups = wanted.iter().filter(|rk| stored.contains(*rk)).count();
+        if distinct.len() >= 8 && between < 2 * distinct.len() + 8 {
+            // only the stored keys are looked up (heads; the test entities have no heap)
+            proptest::prop_assert_eq!(gets, present_lookups);
+        } else {
+            proptest::prop_assert!(gets <= wanted.len());
+        }
+    }
+}

@@ -5,7 +5,11 @@
 use crate::model::Entity;
 use crate::store::{codec, keys, Store, StoreError, WriteBatch};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+/// [`Txn::learn_absent`] walks only for at least this many keys: below it, one lookup
+/// per key costs less than setting up an ordered walk over every level of the store.
+const WALK_MIN_KEYS: usize = 8;
 
 /// A transaction over one table's partition; created by `Partitions::transact`.
 pub struct Txn<'a> {
@@ -17,11 +21,68 @@ pub struct Txn<'a> {
     /// For keys read from the store: whether the stored entity has a heap, which a
     /// write without one (or a delete) must then remove.
     stored_heap: RefCell<HashMap<Vec<u8>, bool>>,
+    /// Keys [`Txn::learn_absent`] found not stored: reading them needs no lookup.
+    absent: HashSet<Vec<u8>>,
 }
 
 impl<'a> Txn<'a> {
     pub(super) fn new(store: &'a dyn Store, table_id: u64) -> Self {
-        Txn { store, table_id, staged: HashMap::new(), order: Vec::new(), stored_heap: RefCell::default() }
+        Txn {
+            store,
+            table_id,
+            staged: HashMap::new(),
+            order: Vec::new(),
+            stored_heap: RefCell::default(),
+            absent: HashSet::new(),
+        }
+    }
+
+    /// Learns which of the partition's `row_keys` are not stored, with one ordered walk
+    /// over the stored rows between the smallest and the largest of them, instead of
+    /// one lookup per key, each probing every level of the store. A batch of inserts
+    /// into a new or sparse partition then reads nothing more. The walk gives up after
+    /// visiting a few stored rows per key (a dense partition); keys it did not reach
+    /// are read one by one as usual.
+    pub fn learn_absent<'k>(
+        &mut self,
+        pk: &str,
+        row_keys: impl Iterator<Item = &'k str>,
+    ) -> Result<(), StoreError> {
+        let mut wanted: Vec<Vec<u8>> = row_keys.map(|rk| keys::entity_key(self.table_id, pk, rk)).collect();
+        if wanted.len() < WALK_MIN_KEYS {
+            return Ok(());
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let (Some(first), Some(last)) = (wanted.first(), wanted.last()) else {
+            return Ok(());
+        };
+        let start = first.clone();
+        let mut end = last.clone();
+        end.push(0); // the smallest key after `last`
+        let budget = 2 * wanted.len() + 8;
+        let (mut next, mut visited, mut finished) = (0, 0, true);
+        let mut absent = Vec::new();
+        self.store.scan_with(&start, &end, &mut |stored, _| {
+            // Every wanted key below the stored one is not stored.
+            while next < wanted.len() && wanted[next].as_slice() < stored {
+                absent.push(next);
+                next += 1;
+            }
+            if next < wanted.len() && wanted[next].as_slice() == stored {
+                next += 1;
+            }
+            visited += 1;
+            finished = visited < budget;
+            Ok(finished)
+        })?;
+        if finished {
+            absent.extend(next..wanted.len());
+        }
+        for i in absent {
+            self.absent.insert(std::mem::take(&mut wanted[i]));
+        }
+        Ok(())
     }
 
     /// Reads an entity as the transaction sees it.
@@ -29,6 +90,9 @@ impl<'a> Txn<'a> {
         let key = keys::entity_key(self.table_id, pk, rk);
         if let Some(staged) = self.staged.get(&key) {
             return Ok(staged.clone());
+        }
+        if self.absent.contains(&key) {
+            return Ok(None);
         }
         // The partition lock is held: head and heap cannot be torn.
         let read = super::read_entity(self.store, &key, pk, rk).map_err(super::torn_is_corrupt)?;
@@ -59,7 +123,7 @@ impl<'a> Txn<'a> {
         let mut batch = WriteBatch::new();
         for key in self.order {
             // unless the store is known to hold no heap for the key, remove any
-            let may_have_heap = stored_heap.get(&key) != Some(&false);
+            let may_have_heap = stored_heap.get(&key) != Some(&false) && !self.absent.contains(&key);
             match self.staged.remove(&key) {
                 Some(Some(e)) => {
                     let enc = codec::encode_entity(&e);

@@ -89,6 +89,8 @@ impl TableService {
             }
         }
         self.parts.transact(account, table, &pk, |txn| {
+            // Inserts into a new partition then need no lookup per row.
+            txn.learn_absent(&pk, actions.iter().map(|a| a.keys().1)).map_err(|e| fail(0, e.into()))?;
             let mut out = Vec::with_capacity(actions.len());
             for (i, action) in actions.into_iter().enumerate() {
                 let r = match action {

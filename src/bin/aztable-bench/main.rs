@@ -17,6 +17,11 @@ mod entity;
 mod scenarios;
 mod stats;
 
+/// The same allocator as the server: the load tool allocates per request too, and its
+/// CPU is taken from the server it measures.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use aztable::auth::{sign::decode_key, DEV_ACCOUNT, DEV_KEY};
 use clap::Parser;
 use client::Target;

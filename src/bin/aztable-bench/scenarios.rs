@@ -5,7 +5,7 @@ use crate::client::{encode_query_value, Conn, Req, Target};
 use crate::entity::{
     batch_body, batch_failed, count_entities, entity_json, preload_tag, Layout, Rng, BATCH_SIZE, NEEDLE_EVERY,
 };
-use crate::stats::{rss_kb, Recorder, Report};
+use crate::stats::{cpu_per_request, cpu_us, rss_kb, Recorder, Report};
 use http::Method;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -189,6 +189,7 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
         max_requests: params.max_requests,
         started: AtomicU64::new(0),
     });
+    let (server_cpu0, client_cpu0) = (params.pid.and_then(cpu_us), cpu_us(std::process::id()));
     let start = Instant::now();
     let mut tasks = Vec::new();
     for worker in 0..params.connections {
@@ -202,6 +203,8 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
     }
     report.finish(rec, start.elapsed());
     report.rss_kb = params.pid.and_then(rss_kb);
+    report.server_cpu_us = cpu_per_request(server_cpu0, params.pid.and_then(cpu_us), report.requests);
+    report.client_cpu_us = cpu_per_request(client_cpu0, cpu_us(std::process::id()), report.requests);
 
     if params.table.is_none() && !params.keep_tables {
         let req = Req::new(Method::DELETE, format!("{}/Tables('{table}')", target.base_path));

@@ -61,6 +61,11 @@ pub struct Report {
     pub max_ms: f64,
     /// Server RSS after the run, when `--pid` was given.
     pub rss_kb: Option<u64>,
+    /// CPU time (user + system) the server process spent during the measured run, per
+    /// request, in microseconds, when `--pid` was given.
+    pub server_cpu_us: Option<f64>,
+    /// The same for this load tool (all its threads).
+    pub client_cpu_us: Option<f64>,
     pub first_error: Option<String>,
 }
 
@@ -105,6 +110,9 @@ impl Report {
 
     pub fn text(&self) -> String {
         let rss = self.rss_kb.map(|kb| format!(" rss={:.1}MB", kb as f64 / 1024.0)).unwrap_or_default();
+        let cpu =
+            |name: &str, us: Option<f64>| us.map(|us| format!(" {name}={us:.1}us/req")).unwrap_or_default();
+        let cpu = cpu("server_cpu", self.server_cpu_us) + &cpu("client_cpu", self.client_cpu_us);
         let preload = match (self.preload, self.preload_entities_per_s) {
             (0, _) => String::new(),
             (n, rate) if rate > 0.0 => format!(" preload={n} ({rate:.0} entities/s)"),
@@ -112,7 +120,7 @@ impl Report {
         };
         format!(
             "{:<22} {:<44} conns={} time={:.2}s requests={} req/s={:.1} entities/s={:.1} \
-             p50={:.2}ms p99={:.2}ms max={:.2}ms errors={}{preload}{rss}",
+             p50={:.2}ms p99={:.2}ms max={:.2}ms errors={}{preload}{rss}{cpu}",
             self.scenario,
             self.endpoint,
             self.connections,
@@ -145,6 +153,8 @@ impl Report {
             "p99_ms": round(self.p99_ms),
             "max_ms": round(self.max_ms),
             "rss_kb": self.rss_kb,
+            "server_cpu_us_per_request": self.server_cpu_us.map(round),
+            "client_cpu_us_per_request": self.client_cpu_us.map(round),
             "first_error": self.first_error,
         })
     }
@@ -213,6 +223,26 @@ pub fn rss_kb(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// CPU time (user + system, all threads) process `pid` has used, in microseconds
+/// (Linux `/proc/PID/stat`, counted in USER_HZ = 100 ticks per second), if readable.
+pub fn cpu_us(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11); // state is field 3; utime is 14
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) * 10_000)
+}
+
+/// CPU microseconds per request between two readings of [`cpu_us`].
+pub fn cpu_per_request(before: Option<u64>, after: Option<u64>, requests: u64) -> Option<f64> {
+    match (before, after) {
+        (Some(b), Some(a)) if requests > 0 && a >= b => Some((a - b) as f64 / requests as f64),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +267,20 @@ mod tests {
         let ratio = Ratio::of(&r, &r);
         assert_eq!(ratio.requests_per_s, 1.0);
         assert!(r.text().contains("req/s=50.0"));
+    }
+
+    #[test]
+    fn cpu_time_of_this_process() {
+        let before = cpu_us(std::process::id()).expect("own /proc/PID/stat");
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(60) {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        let after = cpu_us(std::process::id()).expect("again");
+        assert!(x > 0 && after >= before + 30_000, "busy 60 ms, counted {} us", after - before);
+        assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 4), Some(500.0));
+        assert_eq!(cpu_per_request(Some(1_000), None, 4), None);
+        assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 0), None);
     }
 }

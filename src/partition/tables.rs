@@ -112,7 +112,9 @@ impl Partitions {
         batch.delete(keys::table_acl_key(account, name));
         batch.delete_range(start, end);
         batch.delete_range(heaps_start, heaps_end);
-        self.store.write(batch)?;
+        let result = self.store.write(batch);
+        self.entity_cache.clear();
+        result?;
         self.catalog_cache.forget(&keys::table_key(account, name));
         Ok(())
     }

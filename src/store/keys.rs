@@ -113,6 +113,11 @@ pub fn table_entities_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
     (start, end)
 }
 
+/// Whether `key` is an [`entity_key`] (not a heap, catalog or other key).
+pub fn is_entity_key(key: &[u8]) -> bool {
+    key.first() == Some(&ENTITY_PREFIX)
+}
+
 /// Returns the heap key belonging to an [`entity_key`]: the same key under 0x05.
 pub fn heap_key(entity_key: &[u8]) -> Vec<u8> {
     let mut k = entity_key.to_vec();

@@ -1,0 +1,280 @@
+//! [`EntityCache`]: the stored bytes (head and heap) of recently read entities, so a
+//! point read of a hot entity costs no store lookup at all: RocksDB's block cache still
+//! costs a memtable search, a bloom probe per level and a block search per key, twice
+//! (head and heap).
+//!
+//! Bounded in bytes, split into shards under their own mutex, evicting by CLOCK (an
+//! entry read since the hand last passed gets a second chance).
+//!
+//! Consistency, without holding any partition lock on the read path:
+//! - a writer changes the store first, then [`EntityCache::invalidate`]s each written
+//!   key (removing it and bumping its shard's generation), all before the write is
+//!   acknowledged;
+//! - a reader that misses takes the shard's [`EntityCache::generation`] *before*
+//!   reading the store, and [`EntityCache::insert`] keeps what it read only if the
+//!   generation is unchanged.
+//!
+//! So a value read before a write can only enter the cache before that write's
+//! invalidation (which then removes it), never after: once a write is acknowledged, no
+//! read sees the value it replaced.
+
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+const SHARDS: usize = 16;
+/// What an entry costs beyond its key and values (map slot, queue slot, `Arc` headers).
+const ENTRY_OVERHEAD: usize = 96;
+
+/// A cached entity: its head and, when it has one, its heap.
+pub type CachedRow = (Arc<[u8]>, Option<Arc<[u8]>>);
+
+/// See the module documentation.
+pub struct EntityCache {
+    shards: Box<[Mutex<Shard>]>,
+    hasher: RandomState,
+    shard_budget: usize,
+}
+
+#[derive(Default)]
+struct Shard {
+    map: HashMap<Box<[u8]>, Slot>,
+    /// The CLOCK queue; may hold keys no longer in `map` (invalidated), which are
+    /// dropped when they reach the front, or all at once when they pile up.
+    queue: VecDeque<Box<[u8]>>,
+    bytes: usize,
+    generation: u64,
+}
+
+struct Slot {
+    row: CachedRow,
+    referenced: bool,
+}
+
+fn cost(key: &[u8], row: &CachedRow) -> usize {
+    2 * key.len() + row.0.len() + row.1.as_ref().map_or(0, |h| h.len()) + ENTRY_OVERHEAD
+}
+
+impl EntityCache {
+    /// A cache holding at most about `budget` bytes.
+    pub fn new(budget: usize) -> Self {
+        EntityCache {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            hasher: RandomState::new(),
+            shard_budget: budget / SHARDS,
+        }
+    }
+
+    fn shard(&self, key: &[u8]) -> MutexGuard<'_, Shard> {
+        let i = (self.hasher.hash_one(key) as usize) % SHARDS;
+        // A panic while holding a shard leaves it consistent enough to go on.
+        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The cached row of `key`, if any.
+    pub fn get(&self, key: &[u8]) -> Option<CachedRow> {
+        let mut shard = self.shard(key);
+        let slot = shard.map.get_mut(key)?;
+        slot.referenced = true;
+        Some(slot.row.clone())
+    }
+
+    /// The generation to pass to [`EntityCache::insert`]: take it before reading the
+    /// store.
+    pub fn generation(&self, key: &[u8]) -> u64 {
+        self.shard(key).generation
+    }
+
+    /// Keeps `row`, read from the store for `key` after [`EntityCache::generation`]
+    /// returned `generation`, unless a write has invalidated the shard since.
+    pub fn insert(&self, key: &[u8], row: CachedRow, generation: u64) {
+        let size = cost(key, &row);
+        if size > self.shard_budget {
+            return;
+        }
+        let mut shard = self.shard(key);
+        if shard.generation != generation {
+            return;
+        }
+        let slot = Slot { row, referenced: false };
+        match shard.map.insert(key.into(), slot) {
+            Some(old) => shard.bytes -= cost(key, &old.row),
+            None => shard.queue.push_back(key.into()),
+        }
+        shard.bytes += size;
+        shard.evict(self.shard_budget);
+    }
+
+    /// Forgets `key` and makes reads of the store that began before this call unable
+    /// to insert what they read. Call after writing `key`, before acknowledging.
+    pub fn invalidate(&self, key: &[u8]) {
+        let mut shard = self.shard(key);
+        shard.generation += 1;
+        if let Some(old) = shard.map.remove(key) {
+            shard.bytes -= cost(key, &old.row);
+        }
+        shard.compact_queue();
+    }
+
+    /// Forgets everything (after a write that is not per key, such as a table delete).
+    pub fn clear(&self) {
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock().unwrap_or_else(|p| p.into_inner());
+            shard.generation += 1;
+            shard.map.clear();
+            shard.queue.clear();
+            shard.bytes = 0;
+        }
+    }
+
+    /// Bytes held, by the same measure as the budget.
+    #[cfg(test)]
+    pub fn bytes(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().map(|s| s.bytes).unwrap_or(0)).sum()
+    }
+
+    /// Queue slots held (live and stale), for tests of the bound.
+    #[cfg(test)]
+    pub fn queued(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().map(|s| s.queue.len()).unwrap_or(0)).sum()
+    }
+}
+
+impl Shard {
+    /// CLOCK: drops entries from the front of the queue until under `budget`; an entry
+    /// read since it was last passed goes to the back once, unread.
+    fn evict(&mut self, budget: usize) {
+        while self.bytes > budget {
+            let Some(key) = self.queue.pop_front() else { break };
+            let Some(slot) = self.map.get_mut(&key) else { continue };
+            if slot.referenced {
+                slot.referenced = false;
+                self.queue.push_back(key);
+            } else if let Some(old) = self.map.remove(&key) {
+                self.bytes -= cost(&key, &old.row);
+            }
+        }
+    }
+
+    /// Rebuilds the queue from the live keys when stale ones (of invalidated entries)
+    /// outnumber them, so a stream of reads and writes of a few keys cannot grow it.
+    fn compact_queue(&mut self) {
+        if self.queue.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            let mut seen = std::collections::HashSet::with_capacity(map.len());
+            self.queue.retain(|k| map.contains_key(k) && seen.insert(k.clone()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(head: &[u8], heap: Option<&[u8]>) -> CachedRow {
+        (head.into(), heap.map(Into::into))
+    }
+
+    #[test]
+    fn keeps_what_was_read_unless_a_write_came_between() {
+        let c = EntityCache::new(1 << 20);
+        let g = c.generation(b"k");
+        c.insert(b"k", row(b"head", Some(b"heap")), g);
+        let (head, heap) = c.get(b"k").expect("cached");
+        assert_eq!((&head[..], heap.as_deref()), (&b"head"[..], Some(&b"heap"[..])));
+
+        // a read that began before a write cannot store what it read
+        let g = c.generation(b"k");
+        c.invalidate(b"k");
+        assert!(c.get(b"k").is_none());
+        c.insert(b"k", row(b"stale", None), g);
+        assert!(c.get(b"k").is_none());
+        // one that began after it can
+        let g = c.generation(b"k");
+        c.insert(b"k", row(b"fresh", None), g);
+        assert_eq!(&c.get(b"k").expect("cached").0[..], b"fresh");
+
+        let g = c.generation(b"k");
+        c.clear();
+        c.insert(b"k", row(b"stale", None), g);
+        assert!(c.get(b"k").is_none());
+        assert_eq!(c.bytes(), 0);
+    }
+
+    #[test]
+    fn stays_within_its_budget_and_keeps_what_is_read() {
+        let budget = 64 * 1024;
+        let c = EntityCache::new(budget);
+        let value = vec![7u8; 300];
+        let hot: Vec<Vec<u8>> = (0..8u32).map(|i| format!("hot{i}").into_bytes()).collect();
+        for i in 0..5_000u32 {
+            let key = format!("key{i}").into_bytes();
+            c.insert(&key, row(&value, None), c.generation(&key));
+            for k in &hot {
+                match c.get(k) {
+                    Some(_) => {}
+                    None => c.insert(k, row(&value, None), c.generation(k)),
+                }
+            }
+            assert!(c.bytes() <= budget, "{} bytes over a budget of {budget}", c.bytes());
+        }
+        // entries read between insertions survive a stream of entries read once
+        assert!(hot.iter().all(|k| c.get(k).is_some()));
+        assert!(c.bytes() > budget / 2);
+        // larger than a shard: never cached
+        let big = vec![0u8; budget];
+        c.insert(b"big", row(&big, None), c.generation(b"big"));
+        assert!(c.get(b"big").is_none());
+    }
+
+    #[test]
+    fn invalidations_do_not_grow_the_queue() {
+        let c = EntityCache::new(1 << 20);
+        for _ in 0..10_000 {
+            for k in [&b"a"[..], b"b", b"c"] {
+                c.insert(k, row(b"v", None), c.generation(k));
+                c.invalidate(k);
+            }
+        }
+        assert!(c.queued() <= SHARDS * 70, "{} queued", c.queued());
+        assert_eq!(c.bytes(), 0);
+    }
+
+    proptest::proptest! {
+        /// Against a model of what was last written: a hit is always the value read after
+        /// the key's latest invalidation, whatever the interleaving of reads (taking the
+        /// generation, reading, inserting) and writes (invalidating).
+        #[test]
+        fn a_hit_is_never_older_than_the_last_write(
+            ops in proptest::collection::vec((0u8..4, 0u8..3, 0usize..4), 1..300),
+        ) {
+            let c = EntityCache::new(4 * 1024);
+            // the store: current version per key; pending reads: (key, generation, version read)
+            let mut version = [0u32; 3];
+            let mut pending: Vec<(u8, u64, u32)> = Vec::new();
+            for (op, key, pick) in ops {
+                let k = [key];
+                match op {
+                    // a write: change the store, then invalidate
+                    0 => {
+                        version[key as usize] += 1;
+                        c.invalidate(&k);
+                    }
+                    // a read begins: generation, then the store
+                    1 => pending.push((key, c.generation(&k), version[key as usize])),
+                    // a pending read ends by inserting what it read
+                    2 if !pending.is_empty() => {
+                        let (key, g, v) = pending.remove(pick % pending.len());
+                        c.insert(&[key], row(&v.to_be_bytes(), None), g);
+                    }
+                    _ => {
+                        if let Some((head, _)) = c.get(&k) {
+                            proptest::prop_assert_eq!(&head[..], &version[key as usize].to_be_bytes()[..]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -67,7 +67,7 @@ pub struct Partitions {
     entity_cache: cache::EntityCache,
 }
 
-/// What the entity cache may hold. With RocksDB's 48 MiB block cache, 64 MiB in all: a
+/// What the entity cache may hold (RocksDB keeps a 40 MiB block cache beside it): a
 /// hot set of about 12,000 entities of 1 KiB.
 const ENTITY_CACHE_BYTES: usize = 16 << 20;
 

@@ -12,8 +12,9 @@ use rocksdb::{
 use std::path::Path;
 
 /// Block cache shared by every table of the database (the partition layer's entity
-/// cache takes 16 MiB more).
-const BLOCK_CACHE_BYTES: usize = 48 << 20;
+/// cache takes 16 MiB more; with at most two 32 MiB memtables, 120 MiB of caches and
+/// buffers in all).
+const BLOCK_CACHE_BYTES: usize = 40 << 20;
 /// Size of one memtable.
 const WRITE_BUFFER_BYTES: usize = 32 << 20;
 /// Size of an uncompressed data block.

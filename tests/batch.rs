@@ -991,3 +991,55 @@ async fn mixed_url_forms_work_and_another_account_is_refused() {
     assert_failed(&r, 1, 400, "InvalidInput");
     assert_eq!(keys(&c, "mixed").await.len(), 2);
 }
+
+/// Point reads (served from the entity cache once read) see every change a batch makes,
+/// and nothing of a batch that failed; a change set of ten operations also takes the
+/// absent-row walk (inserts between and beside stored rows), and Delete Table then a
+/// re-create leaves nothing to read.
+#[tokio::test]
+async fn point_reads_follow_batches_and_table_recreation() {
+    let (s, c) = setup("cached").await;
+    let u = Urls::of(&s);
+    for rk in ["r0", "r1", "r2", "r3", "r5"] {
+        seed(&c, "cached", "p", rk, json!({"A": 1, "Long": "x".repeat(300)})).await;
+    }
+    for rk in ["r0", "r1", "r2", "r3", "r5"] {
+        assert_eq!(c.get("cached", "p", rk).await.json()["A"], 1); // now cached
+    }
+    let at = |rk: &str| u.abs(&entity_path("cached", "p", rk));
+    let mut ops = vec![
+        merge(at("r0"), Some("*"), json!({"A": 2})).cid("1"),
+        replace(at("r1"), Some("*"), json!({"Z": 1})).cid("2"),
+        delete(at("r2"), "*").cid("3"),
+    ];
+    for (i, rk) in ["r4", "r6", "r7", "r8", "r9", "q", "s"].iter().enumerate() {
+        ops.push(
+            insert(u.abs("/cached"), json!({"PartitionKey": "p", "RowKey": rk, "N": i}))
+                .cid(&format!("{}", i + 4)),
+        );
+    }
+    let r = post_batch(&c, python_batch(&ops, "\r\n")).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert!(parse_batch(&r).parts.iter().all(|p| p.status < 300), "{}", r.body);
+    let r0 = c.get("cached", "p", "r0").await.json();
+    assert_eq!((r0["A"].clone(), r0["Long"].as_str().map(str::len)), (json!(2), Some(300)));
+    let r1 = c.get("cached", "p", "r1").await.json();
+    assert!(r1.get("A").is_none() && r1.get("Long").is_none() && r1["Z"] == 1, "{r1}");
+    assert_eq!(c.get("cached", "p", "r2").await.status, 404);
+    assert_eq!(c.get("cached", "p", "r6").await.json()["N"], 1);
+
+    // a failed change set changes nothing a point read sees
+    let ops = vec![
+        merge(at("r3"), Some("*"), json!({"A": 9})).cid("1"),
+        insert(u.abs("/cached"), json!({"PartitionKey": "p", "RowKey": "r5"})).cid("2"),
+    ];
+    let r = post_batch(&c, python_batch(&ops, "\r\n")).await;
+    assert_failed(&r, 1, 409, "EntityAlreadyExists");
+    assert_eq!(c.get("cached", "p", "r3").await.json()["A"], 1);
+
+    assert_eq!(c.send("DELETE", "/Tables('cached')", &[], None).await.status, 204);
+    assert_eq!(c.create_table("cached").await.status, 201);
+    for rk in ["r0", "r3", "r6"] {
+        assert_eq!(c.get("cached", "p", rk).await.status, 404);
+    }
+}

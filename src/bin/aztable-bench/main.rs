@@ -26,7 +26,7 @@ use aztable::auth::{sign::decode_key, DEV_ACCOUNT, DEV_KEY};
 use clap::Parser;
 use client::Target;
 use scenarios::{Params, Scenario};
-use stats::{Ratio, Report};
+use stats::{Ratio, Report, Summary};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -109,6 +109,12 @@ struct Args {
     /// Server process id of the `--compare` endpoint.
     #[arg(long)]
     compare_pid: Option<u32>,
+
+    /// With `--compare`: run each scenario this many times against each endpoint,
+    /// alternating, and end with the median ratio and its range (a peer whose rate
+    /// moves by tens of percent between runs then still gives a stable figure).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    repeat: u32,
 
     /// Print JSON lines instead of text.
     #[arg(long)]
@@ -220,16 +226,28 @@ async fn run(args: Args) -> Result<bool, String> {
 
     let mut clean = true;
     for scenario in scenarios {
-        let a = scenarios::run(first.clone(), scenario, &params).await?;
-        clean &= emit(&a, args.json);
-        if let Some(second) = &second {
-            let b = scenarios::run(second.clone(), scenario, &second_params).await?;
-            clean &= emit(&b, args.json);
-            let ratio = Ratio::of(&a, &b);
+        let mut ratios = Vec::new();
+        let rounds = if second.is_some() { args.repeat } else { 1 };
+        for _ in 0..rounds {
+            let a = scenarios::run(first.clone(), scenario, &params).await?;
+            clean &= emit(&a, args.json);
+            if let Some(second) = &second {
+                let b = scenarios::run(second.clone(), scenario, &second_params).await?;
+                clean &= emit(&b, args.json);
+                let ratio = Ratio::of(&a, &b);
+                if args.json {
+                    println!("{}", ratio.json(scenario.name()));
+                } else {
+                    println!("{}", ratio.text(scenario.name()));
+                }
+                ratios.push((a.entities_per_s(), b.entities_per_s(), ratio.entities_per_s));
+            }
+        }
+        if let Some(summary) = (rounds > 1).then(|| Summary::of(&ratios)).flatten() {
             if args.json {
-                println!("{}", ratio.json(scenario.name()));
+                println!("{}", summary.json(scenario.name()));
             } else {
-                println!("{}", ratio.text(scenario.name()));
+                println!("{}", summary.text(scenario.name()));
             }
         }
     }

@@ -208,6 +208,63 @@ fn per_second(n: u64, secs: f64) -> f64 {
     }
 }
 
+/// The medians of `--repeat` rounds: (first, second, ratio) entities/s per round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    pub rounds: usize,
+    pub first: f64,
+    pub second: f64,
+    pub ratio: f64,
+    pub ratio_min: f64,
+    pub ratio_max: f64,
+}
+
+/// The median of `xs` (the mean of the middle two for an even count); `None` if empty.
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(xs[n / 2]),
+        _ => Some((xs[n / 2 - 1] + xs[n / 2]) / 2.0),
+    }
+}
+
+impl Summary {
+    pub fn of(rounds: &[(f64, f64, f64)]) -> Option<Summary> {
+        let ratios: Vec<f64> = rounds.iter().map(|r| r.2).collect();
+        Some(Summary {
+            rounds: rounds.len(),
+            first: median(rounds.iter().map(|r| r.0).collect())?,
+            second: median(rounds.iter().map(|r| r.1).collect())?,
+            ratio: median(ratios.clone())?,
+            ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+
+    pub fn text(&self, scenario: &str) -> String {
+        format!(
+            "{scenario:<22} median of {} rounds: entities/s {:.1} vs {:.1}, ratio {:.2}x (rounds {:.2}x-{:.2}x)",
+            self.rounds, self.first, self.second, self.ratio, self.ratio_min, self.ratio_max
+        )
+    }
+
+    pub fn json(&self, scenario: &str) -> serde_json::Value {
+        json!({
+            "scenario": scenario,
+            "rounds": self.rounds,
+            "median": {
+                "first_entities_per_s": round(self.first),
+                "second_entities_per_s": round(self.second),
+                "ratio": round(self.ratio),
+            },
+            "ratio_min": round(self.ratio_min),
+            "ratio_max": round(self.ratio_max),
+        })
+    }
+}
+
 fn round(x: f64) -> f64 {
     if x.is_finite() {
         (x * 1000.0).round() / 1000.0
@@ -267,6 +324,18 @@ mod tests {
         let ratio = Ratio::of(&r, &r);
         assert_eq!(ratio.requests_per_s, 1.0);
         assert!(r.text().contains("req/s=50.0"));
+    }
+
+    #[test]
+    fn medians_of_rounds() {
+        assert_eq!(Summary::of(&[]), None);
+        let s = Summary::of(&[(10.0, 2.0, 5.0), (30.0, 1.0, 30.0), (20.0, 4.0, 5.0)]).expect("three rounds");
+        assert_eq!((s.rounds, s.first, s.second, s.ratio), (3, 20.0, 2.0, 5.0));
+        assert_eq!((s.ratio_min, s.ratio_max), (5.0, 30.0));
+        let s = Summary::of(&[(10.0, 2.0, 5.0), (30.0, 1.0, 30.0)]).expect("two rounds");
+        assert_eq!((s.first, s.second, s.ratio), (20.0, 1.5, 17.5));
+        assert!(s.text("point-read").contains("ratio 17.50x (rounds 5.00x-30.00x)"));
+        assert_eq!(s.json("point-read")["median"]["ratio"], 17.5);
     }
 
     #[test]

@@ -7,15 +7,16 @@
 //! entry read since the hand last passed gets a second chance).
 //!
 //! Consistency, without holding any partition lock on the read path:
-//! - a writer changes the store first, then [`EntityCache::invalidate`]s each written
-//!   key (removing it and bumping its shard's generation), all before the write is
-//!   acknowledged;
+//! - a writer changes the store first, then reports each written key with
+//!   [`EntityCache::written`] (bumping its shard's generation, and replacing a cached
+//!   entry by the new row, or dropping it), with the partition lock held and before the
+//!   write is acknowledged;
 //! - a reader that misses takes the shard's [`EntityCache::generation`] *before*
 //!   reading the store, and [`EntityCache::insert`] keeps what it read only if the
 //!   generation is unchanged.
 //!
-//! So a value read before a write can only enter the cache before that write's
-//! invalidation (which then removes it), never after: once a write is acknowledged, no
+//! So a value read before a write can only enter the cache before that write's report
+//! (which then replaces or removes it), never after: once a write is acknowledged, no
 //! read sees the value it replaced.
 
 use std::collections::hash_map::RandomState;
@@ -106,15 +107,32 @@ impl EntityCache {
         shard.evict(self.shard_budget);
     }
 
-    /// Forgets `key` and makes reads of the store that began before this call unable
-    /// to insert what they read. Call after writing `key`, before acknowledging.
-    pub fn invalidate(&self, key: &[u8]) {
+    /// Whether `key` is cached now (it may be evicted or filled right after).
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.shard(key).map.contains_key(key)
+    }
+
+    /// Call after writing `key`, with the partition lock still held and before
+    /// acknowledging: makes reads of the store that began before this call unable to
+    /// insert what they read, and replaces a cached entry of `key` by `row`, what the
+    /// store now holds (no later write to `key` can have landed, the lock being held), so
+    /// reads that follow writes of hot entities keep hitting. `None` (a delete, a failed
+    /// write, or a row not at hand) drops the entry.
+    pub fn written(&self, key: &[u8], row: Option<CachedRow>) {
         let mut shard = self.shard(key);
         shard.generation += 1;
-        if let Some(old) = shard.map.remove(key) {
-            shard.bytes -= cost(key, &old.row);
+        let Some(old) = shard.map.remove(key) else {
+            return shard.compact_queue();
+        };
+        shard.bytes -= cost(key, &old.row);
+        match row.filter(|row| cost(key, row) <= self.shard_budget) {
+            Some(row) => {
+                shard.bytes += cost(key, &row);
+                shard.map.insert(key.into(), Slot { row, referenced: old.referenced });
+                shard.evict(self.shard_budget);
+            }
+            None => shard.compact_queue(),
         }
-        shard.compact_queue();
     }
 
     /// Forgets everything (after a write that is not per key, such as a table delete).
@@ -186,7 +204,7 @@ mod tests {
 
         // a read that began before a write cannot store what it read
         let g = c.generation(b"k");
-        c.invalidate(b"k");
+        c.written(b"k", None);
         assert!(c.get(b"k").is_none());
         c.insert(b"k", row(b"stale", None), g);
         assert!(c.get(b"k").is_none());
@@ -194,6 +212,18 @@ mod tests {
         let g = c.generation(b"k");
         c.insert(b"k", row(b"fresh", None), g);
         assert_eq!(&c.get(b"k").expect("cached").0[..], b"fresh");
+
+        // a write that hands over its row replaces a cached entry, and only a cached one
+        c.written(b"k", Some(row(b"newer", Some(b"h"))));
+        assert_eq!(&c.get(b"k").expect("replaced").0[..], b"newer");
+        c.written(b"other", Some(row(b"x", None)));
+        assert!(c.get(b"other").is_none());
+        c.written(b"k", None);
+        assert!(c.get(b"k").is_none());
+        let g = c.generation(b"k");
+        c.written(b"k", Some(row(b"late", None)));
+        c.insert(b"k", row(b"stale", None), g);
+        assert!(c.get(b"k").is_none());
 
         let g = c.generation(b"k");
         c.clear();
@@ -234,7 +264,7 @@ mod tests {
         for _ in 0..10_000 {
             for k in [&b"a"[..], b"b", b"c"] {
                 c.insert(k, row(b"v", None), c.generation(k));
-                c.invalidate(k);
+                c.written(k, None);
             }
         }
         assert!(c.queued() <= SHARDS * 70, "{} queued", c.queued());
@@ -256,10 +286,14 @@ mod tests {
             for (op, key, pick) in ops {
                 let k = [key];
                 match op {
-                    // a write: change the store, then invalidate
+                    // a write: change the store, then invalidate, or (with the partition
+                    // lock, as transactions do) hand the cache the new row
                     0 => {
                         version[key as usize] += 1;
-                        c.invalidate(&k);
+                        match pick {
+                            0 | 1 => c.written(&k, None),
+                            _ => c.written(&k, Some(row(&version[key as usize].to_be_bytes(), None))),
+                        }
                     }
                     // a read begins: generation, then the store
                     1 => pending.push((key, c.generation(&k), version[key as usize])),

@@ -12,7 +12,7 @@
 //! - Scans stream from the store and stop at the page size: memory is bounded by the
 //!   page, never by the table.
 //! - Point reads go through an [`cache::EntityCache`] of recently read entities, which
-//!   every entity write invalidates before it is acknowledged.
+//!   every entity write updates (or invalidates) before it is acknowledged.
 
 mod acl;
 mod cache;
@@ -25,7 +25,7 @@ pub use txn::Txn;
 
 use crate::filter::Row;
 use crate::model::{EdmRef, Entity};
-use crate::store::{codec, keys, Store, StoreError};
+use crate::store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -124,17 +124,37 @@ impl Partitions {
         let out = f(&mut txn)?;
         let batch = txn.into_batch();
         if !batch.is_empty() {
-            let written: Vec<Vec<u8>> = (batch.ops.iter())
-                .filter_map(|op| op.key().filter(|k| keys::is_entity_key(k)).map(<[u8]>::to_vec))
-                .collect();
+            let written = self.cache_updates(&batch);
             let result = self.store.write(batch);
             // before the write is acknowledged (and even if it failed: it may have landed)
-            for key in &written {
-                self.entity_cache.invalidate(key);
+            for (key, row) in written {
+                self.entity_cache.written(&key, row.filter(|_| result.is_ok()));
             }
             result.map_err(PartitionError::from)?;
         }
         Ok(out)
+    }
+
+    /// The entity keys `batch` writes, each with the row it leaves stored when that row
+    /// is worth handing to the entity cache (the key is cached now: a hot entity).
+    fn cache_updates(&self, batch: &WriteBatch) -> Vec<(Vec<u8>, Option<cache::CachedRow>)> {
+        let heap_of = |key: &[u8]| {
+            let heap_key = keys::heap_key(key);
+            batch.ops.iter().find_map(|op| match op {
+                WriteOp::Put(k, v) if *k == heap_key => Some(v.as_slice().into()),
+                _ => None,
+            })
+        };
+        (batch.ops.iter())
+            .filter_map(|op| match op {
+                WriteOp::Put(k, head) if keys::is_entity_key(k) => {
+                    let row = self.entity_cache.contains(k).then(|| (head.as_slice().into(), heap_of(k)));
+                    Some((k.clone(), row))
+                }
+                WriteOp::Delete(k) if keys::is_entity_key(k) => Some((k.clone(), None)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Reads one entity without taking any lock (but for the rare read that meets a

@@ -177,16 +177,11 @@ impl Partitions {
         let Some(head) = self.store.get(&key)? else {
             return Ok(None);
         };
-        let heap = match codec::heap_needed(&head)? {
-            // gone: a write came between the two reads (as below)
-            Some(_) => match self.store.get(&keys::heap_key(&key))? {
-                Some(heap) => Some(heap),
-                None => return Ok(self.read_entity_locked(info.id, &key, pk, rk)?),
-            },
-            None => None,
-        };
-        match codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref()) {
-            Ok(e) => {
+        let decoded = read_heap(self.store.as_ref(), &key, &head).and_then(|heap| {
+            Ok((codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?, heap))
+        });
+        match decoded {
+            Ok((e, heap)) => {
                 self.entity_cache.insert(&key, (head.into(), heap.map(Into::into)), generation);
                 Ok(Some(e))
             }
@@ -409,12 +404,16 @@ fn decode_head(
     rk: String,
     head: &[u8],
 ) -> Result<(Entity, bool), StoreError> {
+    let heap = read_heap(store, key, head)?;
+    Ok((codec::decode_entity(pk, rk, head, heap.as_deref())?, heap.is_some()))
+}
+
+/// The heap of a head read under `key`, when the head has one; [`StoreError::Torn`] when
+/// it should and is gone.
+fn read_heap(store: &dyn Store, key: &[u8], head: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
     match codec::heap_needed(head)? {
-        None => Ok((codec::decode_entity(pk, rk, head, None)?, false)),
-        Some(_) => {
-            let heap = store.get(&keys::heap_key(key))?.ok_or(StoreError::Torn)?;
-            Ok((codec::decode_entity(pk, rk, head, Some(&heap))?, true))
-        }
+        None => Ok(None),
+        Some(_) => store.get(&keys::heap_key(key))?.ok_or(StoreError::Torn).map(Some),
     }
 }
 

@@ -37,16 +37,6 @@ pub enum WriteOp {
     DeleteRange(Vec<u8>, Vec<u8>),
 }
 
-impl WriteOp {
-    /// The one key a put or delete writes (`None` for a range).
-    pub fn key(&self) -> Option<&[u8]> {
-        match self {
-            WriteOp::Put(k, _) | WriteOp::Delete(k) => Some(k),
-            WriteOp::DeleteRange(..) => None,
-        }
-    }
-}
-
 /// Mutations applied atomically and durably (WAL) by [`Store::write`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteBatch {

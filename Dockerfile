@@ -6,6 +6,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+# target features (SSE4.2, PCLMULQDQ on x86-64): RocksDB's hardware CRC32C
+COPY .cargo ./.cargo
 COPY src ./src
 # Cargo.toml declares the criterion bench: cargo refuses to load the manifest without it.
 COPY benches ./benches

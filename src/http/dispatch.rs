@@ -191,7 +191,7 @@ async fn handle(
 
     let body = body?;
     let req = Req { headers: parts.headers, query, body };
-    handlers::handle(state, ctx, endpoint, &req)
+    handlers::handle(state, ctx, endpoint, &req).await
 }
 
 /// How far a SharedKey request's date may be from the server's clock.

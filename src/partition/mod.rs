@@ -7,7 +7,9 @@
 //! - Entity writes are serialized per (table, PartitionKey) by striped locks held
 //!   around read-check-write ([`Partitions::transact`]), so ETag checks are atomic
 //!   while different partitions proceed in parallel; every transaction commits as one
-//!   atomic [`WriteBatch`]. Batches (entity group transactions), SAS key ranges and
+//!   atomic [`WriteBatch`]. Request handlers first wait for their partition's turn
+//!   ([`Partitions::transact_in_turn`]) on an async queue, so writers of one busy
+//!   partition wait as parked tasks instead of blocking the runtime's worker threads. Batches (entity group transactions), SAS key ranges and
 //!   per-partition throttling hook in here.
 //! - Scans stream from the store and stop at the page size: memory is bounded by the
 //!   page, never by the table.
@@ -54,6 +56,9 @@ pub struct Partitions {
     store: Arc<dyn Store>,
     /// Striped locks over hash(table id, PartitionKey).
     stripes: Vec<Mutex<()>>,
+    /// Writers' turns, striped over hash(account, table name, PartitionKey): an async
+    /// queue in front of the stripes (which alone keep writes exclusive).
+    turns: Vec<tokio::sync::Mutex<()>>,
     /// Entity writes hold it shared, table create/delete exclusively, so no write can
     /// land in a table while it is being deleted.
     catalog_gate: RwLock<()>,
@@ -84,6 +89,7 @@ impl Partitions {
         Partitions {
             store,
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            turns: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
             catalog_gate: RwLock::new(()),
             id_lock: Mutex::new(()),
             props_lock: Mutex::new(()),
@@ -102,6 +108,34 @@ impl Partitions {
         table_id.hash(&mut h);
         pk.hash(&mut h);
         &self.stripes[(h.finish() as usize) % STRIPES]
+    }
+
+    /// The writers' turn of a partition, found from the names in the request (table
+    /// names compare without letter case), so no table lookup comes first.
+    fn turn(&self, account: &str, table: &str, pk: &str) -> &tokio::sync::Mutex<()> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        account.hash(&mut h);
+        table.bytes().for_each(|b| h.write_u8(b.to_ascii_lowercase()));
+        pk.hash(&mut h);
+        &self.turns[(h.finish() as usize) % STRIPES]
+    }
+
+    /// [`Partitions::transact`] once the partition's earlier writers are done. A writer
+    /// that finds its partition busy waits here as a parked task; the worker thread
+    /// goes on serving other requests instead of sleeping on the stripe's mutex (with
+    /// two worker threads, one blocked writer halved the server).
+    pub async fn transact_in_turn<R, E>(
+        &self,
+        account: &str,
+        table: &str,
+        pk: &str,
+        f: impl FnOnce(&mut Txn<'_>) -> Result<R, E>,
+    ) -> Result<R, E>
+    where
+        E: From<PartitionError>,
+    {
+        let _turn = self.turn(account, table, pk).lock().await;
+        self.transact(account, table, pk, f)
     }
 
     /// Runs `f` over one partition of a table with the partition's write lock held,

@@ -59,7 +59,7 @@ impl From<PartitionError> for BatchFailure {
 
 impl TableService {
     /// Runs a change set atomically against one table.
-    pub fn execute_batch(
+    pub async fn execute_batch(
         &self,
         account: &str,
         table: &str,
@@ -88,22 +88,24 @@ impl TableService {
                 return Err(fail(i, ApiError::with_message(ErrorCode::InvalidDuplicateRow, msg).into()));
             }
         }
-        self.parts.transact(account, table, &pk, |txn| {
-            // Inserts into a new partition then need no lookup per row.
-            txn.learn_absent(&pk, actions.iter().map(|a| a.keys().1)).map_err(|e| fail(0, e.into()))?;
-            let mut out = Vec::with_capacity(actions.len());
-            for (i, action) in actions.into_iter().enumerate() {
-                let r = match action {
-                    BatchAction::Insert(e) => self.apply_insert(txn, e).map(BatchOutcome::Written),
-                    BatchAction::Update(e, c) => self.apply_update(txn, e, &c).map(BatchOutcome::Written),
-                    BatchAction::Merge(e, c) => self.apply_merge(txn, e, &c).map(BatchOutcome::Written),
-                    BatchAction::Delete { partition_key, row_key, cond } => {
-                        apply_delete(txn, &partition_key, &row_key, &cond).map(|()| BatchOutcome::Deleted)
-                    }
-                };
-                out.push(r.map_err(|e| fail(i, e))?);
-            }
-            Ok(out)
-        })
+        self.parts
+            .transact_in_turn(account, table, &pk, |txn| {
+                // Inserts into a new partition then need no lookup per row.
+                txn.learn_absent(&pk, actions.iter().map(|a| a.keys().1)).map_err(|e| fail(0, e.into()))?;
+                let mut out = Vec::with_capacity(actions.len());
+                for (i, action) in actions.into_iter().enumerate() {
+                    let r = match action {
+                        BatchAction::Insert(e) => self.apply_insert(txn, e).map(BatchOutcome::Written),
+                        BatchAction::Update(e, c) => self.apply_update(txn, e, &c).map(BatchOutcome::Written),
+                        BatchAction::Merge(e, c) => self.apply_merge(txn, e, &c).map(BatchOutcome::Written),
+                        BatchAction::Delete { partition_key, row_key, cond } => {
+                            apply_delete(txn, &partition_key, &row_key, &cond).map(|()| BatchOutcome::Deleted)
+                        }
+                    };
+                    out.push(r.map_err(|e| fail(i, e))?);
+                }
+                Ok(out)
+            })
+            .await
     }
 }

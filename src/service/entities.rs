@@ -173,14 +173,19 @@ impl TableService {
     }
 
     /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.
-    pub fn insert_entity(&self, account: &str, table: &str, new: NewEntity) -> Result<Entity, ServiceError> {
+    pub async fn insert_entity(
+        &self,
+        account: &str,
+        table: &str,
+        new: NewEntity,
+    ) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts.transact(account, table, &pk, |txn| self.apply_insert(txn, new))
+        self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new)).await
     }
 
     /// Update Entity (replace) or, with [`Condition::Upsert`], Insert Or Replace Entity.
-    pub fn update_entity(
+    pub async fn update_entity(
         &self,
         account: &str,
         table: &str,
@@ -189,12 +194,12 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts.transact(account, table, &pk, |txn| self.apply_update(txn, new, cond))
+        self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond)).await
     }
 
     /// Merge Entity or, with [`Condition::Upsert`], Insert Or Merge Entity: sent
     /// properties replace or extend the stored ones; nothing is removed.
-    pub fn merge_entity(
+    pub async fn merge_entity(
         &self,
         account: &str,
         table: &str,
@@ -203,11 +208,11 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         check_keys(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.parts.transact(account, table, &pk, |txn| self.apply_merge(txn, new, cond))
+        self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond)).await
     }
 
     /// Delete Entity; `cond` must be [`Condition::Exists`] or [`Condition::Etag`].
-    pub fn delete_entity(
+    pub async fn delete_entity(
         &self,
         account: &str,
         table: &str,
@@ -216,7 +221,7 @@ impl TableService {
         cond: &Condition,
     ) -> Result<(), ServiceError> {
         check_keys(pk, rk)?;
-        self.parts.transact(account, table, pk, |txn| apply_delete(txn, pk, rk, cond))
+        self.parts.transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond)).await
     }
 
     /// Insert inside a partition transaction.

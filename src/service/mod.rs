@@ -39,3 +39,17 @@ impl TableService {
 mod query_proptest;
 #[cfg(test)]
 mod tests;
+
+/// Runs the service's async operations to completion in synchronous unit tests.
+#[cfg(test)]
+trait Wait: std::future::Future + Sized {
+    fn wait(self) -> Self::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a current-thread runtime")
+            .block_on(self)
+    }
+}
+
+#[cfg(test)]
+impl<F: std::future::Future> Wait for F {}

@@ -107,7 +107,7 @@ fn utf16_key(e: &Entity) -> (Vec<u16>, Vec<u16>) {
 fn load(s: &TableService, entities: Vec<NewEntity>) -> Vec<Entity> {
     let mut all = BTreeMap::new();
     for new in entities {
-        let e = s.update_entity(ACCT, TABLE, new, &Condition::Upsert).expect("upsert");
+        let e = s.update_entity(ACCT, TABLE, new, &Condition::Upsert).wait().expect("upsert");
         all.insert(utf16_key(&e), e);
     }
     all.into_values().collect()
@@ -247,7 +247,7 @@ fn three_partitions() -> TableService {
     let s = svc();
     for (pk, n) in [("a", 2), ("m", 50), ("z", 2)] {
         for i in 0..n {
-            s.insert_entity(ACCT, TABLE, new(pk, &format!("{i:02}"))).expect("insert");
+            s.insert_entity(ACCT, TABLE, new(pk, &format!("{i:02}"))).wait().expect("insert");
         }
     }
     s

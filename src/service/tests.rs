@@ -35,36 +35,39 @@ fn table_errors() {
 #[test]
 fn insert_conflicts_and_missing_table() {
     let s = svc();
-    s.insert_entity("acct", "tbl", new("p", "r", vec![])).unwrap();
-    let e = s.insert_entity("acct", "tbl", new("p", "r", vec![])).unwrap_err();
+    s.insert_entity("acct", "tbl", new("p", "r", vec![])).wait().unwrap();
+    let e = s.insert_entity("acct", "tbl", new("p", "r", vec![])).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::EntityAlreadyExists);
-    let e = s.insert_entity("acct", "none", new("p", "r", vec![])).unwrap_err();
+    let e = s.insert_entity("acct", "none", new("p", "r", vec![])).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::TableNotFound);
-    let e = s.insert_entity("acct", "tbl", new("p/", "r", vec![])).unwrap_err();
+    let e = s.insert_entity("acct", "tbl", new("p/", "r", vec![])).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::InvalidInput);
 }
 
 #[test]
 fn etag_conditions() {
     let s = svc();
-    let e1 = s.insert_entity("acct", "tbl", new("p", "r", vec![("a", EdmValue::Int32(1))])).unwrap();
+    let e1 = s.insert_entity("acct", "tbl", new("p", "r", vec![("a", EdmValue::Int32(1))])).wait().unwrap();
     let tag1 = Condition::Etag(e1.etag());
-    let e2 =
-        s.merge_entity("acct", "tbl", new("p", "r", vec![("b", EdmValue::Boolean(true))]), &tag1).unwrap();
+    let e2 = s
+        .merge_entity("acct", "tbl", new("p", "r", vec![("b", EdmValue::Boolean(true))]), &tag1)
+        .wait()
+        .unwrap();
     assert!(e2.timestamp > e1.timestamp);
     assert_eq!(e2.get("a"), Some(&EdmValue::Int32(1)));
     // stale
-    let e = s.update_entity("acct", "tbl", new("p", "r", vec![]), &tag1).unwrap_err();
+    let e = s.update_entity("acct", "tbl", new("p", "r", vec![]), &tag1).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::UpdateConditionNotSatisfied);
-    let e = s.delete_entity("acct", "tbl", "p", "r", &tag1).unwrap_err();
+    let e = s.delete_entity("acct", "tbl", "p", "r", &tag1).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::UpdateConditionNotSatisfied);
     // replace drops properties
-    let e3 = s.update_entity("acct", "tbl", new("p", "r", vec![]), &Condition::Exists).unwrap();
+    let e3 = s.update_entity("acct", "tbl", new("p", "r", vec![]), &Condition::Exists).wait().unwrap();
     assert!(e3.properties.is_empty());
     // missing entity with a condition → ResourceNotFound; without → upsert
-    let e = s.merge_entity("acct", "tbl", new("p", "x", vec![]), &Condition::Exists).unwrap_err();
+    let e = s.merge_entity("acct", "tbl", new("p", "x", vec![]), &Condition::Exists).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::ResourceNotFound);
     s.merge_entity("acct", "tbl", new("p", "x", vec![("m", EdmValue::Int64(5))]), &Condition::Upsert)
+        .wait()
         .unwrap();
     assert_eq!(s.get_entity("acct", "tbl", "p", "x").unwrap().get("m"), Some(&EdmValue::Int64(5)));
     s.delete_entity(
@@ -74,6 +77,7 @@ fn etag_conditions() {
         "x",
         &Condition::Etag(s.get_entity("acct", "tbl", "p", "x").unwrap().etag()),
     )
+    .wait()
     .unwrap();
     assert_eq!(code(s.get_entity("acct", "tbl", "p", "x").unwrap_err()), ErrorCode::ResourceNotFound);
 }
@@ -87,6 +91,7 @@ fn merged_entity_limits_apply() {
         "tbl",
         NewEntity { partition_key: "p".into(), row_key: "r".into(), properties: props },
     )
+    .wait()
     .unwrap();
     let more: Vec<(String, EdmValue)> = (0..60).map(|i| (format!("b{i}"), EdmValue::Int32(i))).collect();
     let e = s
@@ -96,6 +101,7 @@ fn merged_entity_limits_apply() {
             NewEntity { partition_key: "p".into(), row_key: "r".into(), properties: more },
             &Condition::Exists,
         )
+        .wait()
         .unwrap_err();
     assert_eq!(code(e), ErrorCode::TooManyProperties);
     assert_eq!(s.get_entity("acct", "tbl", "p", "r").unwrap().properties.len(), 200);

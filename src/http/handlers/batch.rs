@@ -42,7 +42,7 @@ fn accepted(content_type: String, body: Vec<u8>) -> Response {
     build(StatusCode::ACCEPTED, &[("content-type", content_type)], body)
 }
 
-pub fn batch(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
+pub async fn batch(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
     let content_type = header(&req.headers, "content-type").unwrap_or("");
     let parsed = match batch::parse(content_type, &req.body, &Limits::default()) {
         Ok(p) => p,
@@ -50,7 +50,7 @@ pub fn batch(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, 
     };
     match parsed.kind {
         BatchKind::Query => query_batch(state, ctx, &parsed.ops[0]),
-        BatchKind::ChangeSet => Ok(change_set(state, ctx, &parsed.ops)),
+        BatchKind::ChangeSet => Ok(change_set(state, ctx, &parsed.ops).await),
     }
 }
 
@@ -162,7 +162,7 @@ fn authorize_op(grant: &SasGrant, op: &BatchOp, action: &BatchAction) -> Result<
 }
 
 /// Runs a change set; always answers 202 (with the failing part if one failed).
-fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
+async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
     let fail = |index: usize, err: &ApiError| {
         let (ct, body) = batch::write_failure(ops[index].content_id.as_deref(), &error_part(ctx, index, err));
         accepted(ct, body)
@@ -188,7 +188,7 @@ fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
             Err(e) => return fail(i, &e),
         }
     }
-    let outcomes = match state.service.execute_batch(&ctx.account, &table, actions) {
+    let outcomes = match state.service.execute_batch(&ctx.account, &table, actions).await {
         Ok(o) => o,
         Err(f) => return fail(f.index, &ApiError::from(f.error)),
     };

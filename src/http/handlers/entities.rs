@@ -120,7 +120,7 @@ pub fn get_entity(
     Ok(build(StatusCode::OK, &headers, body))
 }
 
-pub fn insert_entity(
+pub async fn insert_entity(
     state: &AppState,
     ctx: &RequestCtx,
     req: &Req,
@@ -140,7 +140,7 @@ pub fn insert_entity(
         grant.check_keys(&pk, &rk)?;
     }
     let new = NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties };
-    let e = state.service.insert_entity(&ctx.account, table, new)?;
+    let e = state.service.insert_entity(&ctx.account, table, new).await?;
     let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));
     let mut headers = etag_headers(&e);
     headers.push(("location", location.clone()));
@@ -149,7 +149,7 @@ pub fn insert_entity(
 }
 
 /// `PUT` (Update / Insert Or Replace) or `MERGE`/`PATCH` (Merge / Insert Or Merge).
-pub fn write_entity(
+pub async fn write_entity(
     state: &AppState,
     ctx: &RequestCtx,
     req: &Req,
@@ -160,8 +160,8 @@ pub fn write_entity(
     let cond = condition(req, false)?;
     let new = body_entity(req, pk, rk)?;
     let e = match mode {
-        WriteMode::Replace => state.service.update_entity(&ctx.account, table, new, &cond)?,
-        WriteMode::Merge => state.service.merge_entity(&ctx.account, table, new, &cond)?,
+        WriteMode::Replace => state.service.update_entity(&ctx.account, table, new, &cond).await?,
+        WriteMode::Merge => state.service.merge_entity(&ctx.account, table, new, &cond).await?,
     };
     Ok(no_content(&etag_headers(&e)))
 }
@@ -173,7 +173,7 @@ pub enum WriteMode {
     Merge,
 }
 
-pub fn delete_entity(
+pub async fn delete_entity(
     state: &AppState,
     ctx: &RequestCtx,
     req: &Req,
@@ -182,6 +182,6 @@ pub fn delete_entity(
     rk: &str,
 ) -> Result<Response, ApiError> {
     let cond = condition(req, true)?;
-    state.service.delete_entity(&ctx.account, table, pk, rk, &cond)?;
+    state.service.delete_entity(&ctx.account, table, pk, rk, &cond).await?;
     Ok(no_content(&[]))
 }

@@ -16,7 +16,7 @@ use crate::odata::{self, Metadata};
 use axum::response::Response;
 
 /// Calls the handler of `endpoint`.
-pub fn handle(
+pub async fn handle(
     state: &AppState,
     ctx: &RequestCtx,
     endpoint: Endpoint,
@@ -30,16 +30,16 @@ pub fn handle(
         DeleteTable { table } => tables::delete_table(state, ctx, &table),
         QueryEntities { table } => entities::query_entities(state, ctx, req, &table),
         GetEntity { table, pk, rk } => entities::get_entity(state, ctx, req, &table, &pk, &rk),
-        InsertEntity { table } => entities::insert_entity(state, ctx, req, &table),
+        InsertEntity { table } => entities::insert_entity(state, ctx, req, &table).await,
         UpdateEntity { table, pk, rk } => {
-            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Replace)
+            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Replace).await
         }
         MergeEntity { table, pk, rk } => {
-            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Merge)
+            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Merge).await
         }
-        DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk),
+        DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk).await,
         Preflight => other::preflight(state, ctx, req),
-        Batch => batch::batch(state, ctx, req),
+        Batch => batch::batch(state, ctx, req).await,
         GetTableAcl { table } => access::get_table_acl(state, ctx, &table),
         SetTableAcl { table } => access::set_table_acl(state, ctx, req, &table),
         GetServiceProperties => access::get_service_properties(state, ctx),

@@ -273,13 +273,11 @@ async fn write_all(stream: &TcpStream, mut buf: &[u8]) -> std::io::Result<()> {
 
 /// Appends what the socket has to `inb` (waiting for at least one byte); 0 = closed.
 async fn read_some(stream: &TcpStream, inb: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut chunk = [0u8; 16 * 1024];
     loop {
-        match stream.try_read(&mut chunk) {
-            Ok(n) => {
-                inb.extend_from_slice(&chunk[..n]);
-                return Ok(n);
-            }
+        // into `inb`'s spare capacity: no zeroed scratch buffer, no copy
+        inb.reserve(16 * 1024);
+        match stream.try_read_buf(inb) {
+            Ok(n) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => stream.readable().await?,
             Err(e) => return Err(e),
         }

@@ -1,7 +1,7 @@
 //! The ~1 KB test entity, the key layout of preloaded tables, `$batch` bodies and a tiny
 //! deterministic RNG (no `rand` dependency).
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 
 /// Operations per preload / batch-insert change set (the service maximum).
 pub const BATCH_SIZE: usize = 100;
@@ -68,14 +68,18 @@ impl Layout {
 
 /// The JSON body of one ~1 KB entity: a long string plus a few typed properties.
 pub fn entity_json(pk: &str, rk: &str, n: u64, tag: &str, rng: &mut Rng) -> Vec<u8> {
-    let mut s = String::with_capacity(DATA_LEN + 320);
+    let mut s = Vec::with_capacity(DATA_LEN + 320);
     let _ = write!(s, "{{\"PartitionKey\":\"{pk}\",\"RowKey\":\"{rk}\",\"Data\":\"");
+    // Random lowercase letters, one RNG draw per 10 of them, written in place (the tool
+    // shares the cores with the server it measures: it should cost little).
+    let start = s.len();
+    s.resize(start + DATA_LEN, 0);
     let mut bits = 0u64;
-    for i in 0..DATA_LEN {
+    for (i, b) in s[start..].iter_mut().enumerate() {
         if i % 10 == 0 {
             bits = rng.next_u64();
         }
-        s.push(char::from(b'a' + (bits % 26) as u8));
+        *b = b'a' + (bits % 26) as u8;
         bits /= 26;
     }
     let _ = write!(
@@ -91,7 +95,7 @@ pub fn entity_json(pk: &str, rk: &str, n: u64, tag: &str, rng: &mut Rng) -> Vec<
         (n >> 16) as u32,
         n & 0xFFFF_FFFF_FFFF,
     );
-    s.into_bytes()
+    s
 }
 
 /// The tag of preloaded entity `i`: `needle` for one in [`NEEDLE_EVERY`], else `hay…`.
@@ -106,38 +110,36 @@ pub fn preload_tag(i: u64) -> String {
 /// A `$batch` body with one change set of inserts (`entities` are JSON bodies already
 /// carrying their keys); returns `(content_type, body)`.
 pub fn batch_body(base_url: &str, table: &str, id: u64, entities: &[Vec<u8>]) -> (String, Vec<u8>) {
-    let batch = format!("batch_{id:016x}");
-    let changeset = format!("changeset_{id:016x}");
     let mut body = Vec::with_capacity(entities.iter().map(|e| e.len() + 400).sum::<usize>() + 256);
-    let mut head = String::new();
-    let _ = write!(head, "--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n");
-    body.extend_from_slice(head.as_bytes());
+    let _ = write!(
+        body,
+        "--batch_{id:016x}\r\nContent-Type: multipart/mixed; boundary=changeset_{id:016x}\r\n\r\n"
+    );
     for entity in entities {
-        let part = format!(
-            "--{changeset}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+        let _ = write!(
+            body,
+            "--changeset_{id:016x}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
              POST {base_url}/{table} HTTP/1.1\r\nContent-Type: application/json\r\n\
              Accept: application/json;odata=nometadata\r\nPrefer: return-no-content\r\n\
              DataServiceVersion: 3.0;\r\nContent-Length: {}\r\n\r\n",
             entity.len()
         );
-        body.extend_from_slice(part.as_bytes());
         body.extend_from_slice(entity);
         body.extend_from_slice(b"\r\n");
     }
-    body.extend_from_slice(format!("--{changeset}--\r\n\r\n--{batch}--\r\n").as_bytes());
-    (format!("multipart/mixed; boundary={batch}"), body)
+    let _ = write!(body, "--changeset_{id:016x}--\r\n\r\n--batch_{id:016x}--\r\n");
+    (format!("multipart/mixed; boundary=batch_{id:016x}"), body)
 }
 
 /// True if a `$batch` response reports a failed sub-request (`HTTP/1.1 4xx/5xx`).
 pub fn batch_failed(body: &[u8]) -> bool {
-    body.windows(10).any(|w| w.starts_with(b"HTTP/1.1 ") && matches!(w[9], b'4' | b'5'))
+    memchr::memmem::find_iter(body, b"HTTP/1.1 ").any(|i| matches!(body.get(i + 9), Some(b'4' | b'5')))
 }
 
 /// Number of entities in a nometadata query response (counts `"RowKey":` occurrences; the
 /// bench entities never contain that text in a value).
 pub fn count_entities(body: &[u8]) -> u64 {
-    const NEEDLE: &[u8] = b"\"RowKey\":";
-    body.windows(NEEDLE.len()).filter(|w| *w == NEEDLE).count() as u64
+    memchr::memmem::find_iter(body, b"\"RowKey\":").count() as u64
 }
 
 #[cfg(test)]
@@ -153,6 +155,11 @@ mod tests {
         assert_eq!(v["RowKey"], "r000000042");
         let parsed = aztable::odata::parse_entity(&body).expect("the server accepts it");
         assert_eq!(parsed.properties.len(), 8);
+        let data = v["Data"].as_str().expect("Data");
+        assert_eq!(data.len(), DATA_LEN);
+        assert!(data.bytes().all(|b| b.is_ascii_lowercase()));
+        let other = entity_json("p0000001", "r000000042", 42, "hay", &mut rng);
+        assert_ne!(body, other, "each entity gets fresh random data");
     }
 
     #[test]

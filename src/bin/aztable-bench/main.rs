@@ -110,6 +110,13 @@ struct Args {
     #[arg(long)]
     compare_pid: Option<u32>,
 
+    /// Before each measured run (after the preload), wait up to this long for the
+    /// servers (`--pid` and `--compare-pid`) to go idle, so a scenario is not charged
+    /// for the flushes, compactions or garbage collection that the previous one, on
+    /// either server, left behind. The wait is reported (`settled=`).
+    #[arg(long, value_parser = parse_duration)]
+    settle: Option<Duration>,
+
     /// With `--compare`: run each scenario this many times against each endpoint,
     /// alternating, and end with the median ratio and its range (a peer whose rate
     /// moves by tens of percent between runs then still gives a stable figure).
@@ -219,6 +226,7 @@ async fn run(args: Args) -> Result<bool, String> {
         table: args.table.clone(),
         keep_tables: args.keep_tables,
         pid: args.pid,
+        settle: args.settle.map(|max| (max, args.pid.into_iter().chain(args.compare_pid).collect())),
         seed: args.seed,
     };
     let second_params =

@@ -5,7 +5,7 @@ use crate::client::{encode_query_value, Conn, Req, Target};
 use crate::entity::{
     batch_body, batch_failed, count_entities, entity_json, preload_tag, Layout, Rng, BATCH_SIZE, NEEDLE_EVERY,
 };
-use crate::stats::{cpu_per_request, cpu_us, rss_kb, Recorder, Report};
+use crate::stats::{cpu_per_request, cpu_us, rss_kb, settle, Recorder, Report};
 use http::Method;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -100,6 +100,9 @@ pub struct Params {
     pub table: Option<String>,
     pub keep_tables: bool,
     pub pid: Option<u32>,
+    /// Wait up to this long for these processes (both servers of a comparison) to go
+    /// idle before measuring.
+    pub settle: Option<(Duration, Vec<u32>)>,
     pub seed: u64,
 }
 
@@ -174,6 +177,10 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
     if created && preload > 0 {
         let took = preload_table(&target, &table, layout, params.connections).await?;
         report.preload_entities_per_s = preload as f64 / took.as_secs_f64().max(1e-9);
+    }
+
+    if let Some((max, pids)) = &params.settle {
+        report.settled = settle(pids, *max).await;
     }
 
     let ctx = Arc::new(Ctx {

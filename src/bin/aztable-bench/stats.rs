@@ -66,6 +66,9 @@ pub struct Report {
     pub server_cpu_us: Option<f64>,
     /// The same for this load tool (all its threads).
     pub client_cpu_us: Option<f64>,
+    /// With `--settle`: how long the tool waited for the server to go idle before the
+    /// measured run, and whether it did within the limit.
+    pub settled: Option<(f64, bool)>,
     pub first_error: Option<String>,
 }
 
@@ -112,7 +115,10 @@ impl Report {
         let rss = self.rss_kb.map(|kb| format!(" rss={:.1}MB", kb as f64 / 1024.0)).unwrap_or_default();
         let cpu =
             |name: &str, us: Option<f64>| us.map(|us| format!(" {name}={us:.1}us/req")).unwrap_or_default();
-        let cpu = cpu("server_cpu", self.server_cpu_us) + &cpu("client_cpu", self.client_cpu_us);
+        let mut cpu = cpu("server_cpu", self.server_cpu_us) + &cpu("client_cpu", self.client_cpu_us);
+        if let Some((waited, idle)) = self.settled {
+            cpu += &format!(" settled={waited:.1}s{}", if idle { "" } else { "(still busy)" });
+        }
         let preload = match (self.preload, self.preload_entities_per_s) {
             (0, _) => String::new(),
             (n, rate) if rate > 0.0 => format!(" preload={n} ({rate:.0} entities/s)"),
@@ -155,6 +161,8 @@ impl Report {
             "rss_kb": self.rss_kb,
             "server_cpu_us_per_request": self.server_cpu_us.map(round),
             "client_cpu_us_per_request": self.client_cpu_us.map(round),
+            "settle_wait_s": self.settled.map(|(w, _)| round(w)),
+            "settled_idle": self.settled.map(|(_, idle)| idle),
             "first_error": self.first_error,
         })
     }
@@ -292,6 +300,32 @@ pub fn cpu_us(pid: u32) -> Option<u64> {
     Some((utime + stime) * 10_000)
 }
 
+/// How long a process may keep working and still count as idle: one 10 ms tick of
+/// CPU in a [`SETTLE_WINDOW`] (2 % of a core).
+const IDLE_CPU_US: u64 = 10_000;
+const SETTLE_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Waits until each of `pids` spends at most [`IDLE_CPU_US`] of CPU in one
+/// [`SETTLE_WINDOW`] (their flushes and compactions, or garbage collection, after the
+/// previous scenario are done), for at most `max` in all. Returns the time waited and
+/// whether they all went idle; `None` when a CPU time cannot be read.
+pub async fn settle(pids: &[u32], max: std::time::Duration) -> Option<(f64, bool)> {
+    let start = std::time::Instant::now();
+    let cpu = |pids: &[u32]| pids.iter().map(|&p| cpu_us(p)).collect::<Option<Vec<u64>>>();
+    let mut before = cpu(pids)?;
+    loop {
+        tokio::time::sleep(SETTLE_WINDOW).await;
+        let now = cpu(pids)?;
+        if now.iter().zip(&before).all(|(n, b)| n.saturating_sub(*b) <= IDLE_CPU_US) {
+            return Some((start.elapsed().as_secs_f64(), true));
+        }
+        if start.elapsed() >= max {
+            return Some((start.elapsed().as_secs_f64(), false));
+        }
+        before = now;
+    }
+}
+
 /// CPU microseconds per request between two readings of [`cpu_us`].
 pub fn cpu_per_request(before: Option<u64>, after: Option<u64>, requests: u64) -> Option<f64> {
     match (before, after) {
@@ -351,5 +385,23 @@ mod tests {
         assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 4), Some(500.0));
         assert_eq!(cpu_per_request(Some(1_000), None, 4), None);
         assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 0), None);
+    }
+
+    #[tokio::test]
+    async fn settle_waits_for_a_busy_process_only() {
+        let mut idle = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+        let mut busy =
+            std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("sh");
+        let idle_wait = settle(&[idle.id()], Duration::from_secs(5)).await;
+        let busy_wait = settle(&[idle.id(), busy.id()], Duration::from_millis(1200)).await;
+        for child in [&mut idle, &mut busy] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let (waited, went_idle) = idle_wait.expect("readable");
+        assert!(went_idle && waited < 2.0, "idle process: {waited}s, idle {went_idle}");
+        let (waited, went_idle) = busy_wait.expect("readable");
+        assert!(!went_idle && waited >= 1.2, "busy process: {waited}s, idle {went_idle}");
+        assert_eq!(settle(&[u32::MAX], Duration::from_secs(1)).await, None);
     }
 }

@@ -9,8 +9,9 @@
 //!   while different partitions proceed in parallel; every transaction commits as one
 //!   atomic [`WriteBatch`]. Request handlers first wait for their partition's turn
 //!   ([`Partitions::transact_in_turn`]) on an async queue, so writers of one busy
-//!   partition wait as parked tasks instead of blocking the runtime's worker threads. Batches (entity group transactions), SAS key ranges and
-//!   per-partition throttling hook in here.
+//!   partition wait as parked tasks instead of blocking the runtime's worker threads.
+//!   Batches (entity group transactions), SAS key ranges and per-partition throttling
+//!   hook in here.
 //! - Scans stream from the store and stop at the page size: memory is bounded by the
 //!   page, never by the table.
 //! - Point reads go through an [`cache::EntityCache`] of recently read entities, which

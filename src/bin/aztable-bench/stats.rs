@@ -66,8 +66,8 @@ pub struct Report {
     pub server_cpu_us: Option<f64>,
     /// The same for this load tool (all its threads).
     pub client_cpu_us: Option<f64>,
-    /// With `--settle`: how long the tool waited for the server to go idle before the
-    /// measured run, and whether it did within the limit.
+    /// With `--settle`: how long the tool waited for the servers to go idle before the
+    /// measured run, and whether they did within the limit.
     pub settled: Option<(f64, bool)>,
     pub first_error: Option<String>,
 }

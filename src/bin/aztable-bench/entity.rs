@@ -70,17 +70,17 @@ impl Layout {
 pub fn entity_json(pk: &str, rk: &str, n: u64, tag: &str, rng: &mut Rng) -> Vec<u8> {
     let mut s = Vec::with_capacity(DATA_LEN + 320);
     let _ = write!(s, "{{\"PartitionKey\":\"{pk}\",\"RowKey\":\"{rk}\",\"Data\":\"");
-    // Random lowercase letters, one RNG draw per 10 of them, written in place (the tool
-    // shares the cores with the server it measures: it should cost little).
+    // Random lowercase letters written in place, eight per RNG draw: each byte of the draw
+    // is scaled onto 0..26 (every letter gets 9 or 10 of the 256 byte values). The tool
+    // shares the cores with the server it measures: a division per letter made this loop
+    // 45 % of the tool's CPU in batch-insert.
     let start = s.len();
     s.resize(start + DATA_LEN, 0);
-    let mut bits = 0u64;
-    for (i, b) in s[start..].iter_mut().enumerate() {
-        if i % 10 == 0 {
-            bits = rng.next_u64();
+    for chunk in s[start..].chunks_mut(8) {
+        let bytes = rng.next_u64().to_le_bytes();
+        for (b, r) in chunk.iter_mut().zip(bytes) {
+            *b = b'a' + ((u32::from(r) * 26) >> 8) as u8;
         }
-        *b = b'a' + (bits % 26) as u8;
-        bits /= 26;
     }
     let _ = write!(
         s,
@@ -115,15 +115,18 @@ pub fn batch_body(base_url: &str, table: &str, id: u64, entities: &[Vec<u8>]) ->
         body,
         "--batch_{id:016x}\r\nContent-Type: multipart/mixed; boundary=changeset_{id:016x}\r\n\r\n"
     );
+    // Every sub-request has the same head up to its Content-Length: format it once.
+    let mut head = Vec::with_capacity(320);
+    let _ = write!(
+        head,
+        "--changeset_{id:016x}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+         POST {base_url}/{table} HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json;odata=nometadata\r\nPrefer: return-no-content\r\n\
+         DataServiceVersion: 3.0;\r\nContent-Length: "
+    );
     for entity in entities {
-        let _ = write!(
-            body,
-            "--changeset_{id:016x}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
-             POST {base_url}/{table} HTTP/1.1\r\nContent-Type: application/json\r\n\
-             Accept: application/json;odata=nometadata\r\nPrefer: return-no-content\r\n\
-             DataServiceVersion: 3.0;\r\nContent-Length: {}\r\n\r\n",
-            entity.len()
-        );
+        body.extend_from_slice(&head);
+        let _ = write!(body, "{}\r\n\r\n", entity.len());
         body.extend_from_slice(entity);
         body.extend_from_slice(b"\r\n");
     }

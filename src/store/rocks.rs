@@ -17,6 +17,8 @@ use std::path::Path;
 const BLOCK_CACHE_BYTES: usize = 40 << 20;
 /// Size of one memtable.
 const WRITE_BUFFER_BYTES: usize = 32 << 20;
+/// Level-0 files that start a compaction into the base level (RocksDB's default is 4).
+const LEVEL0_COMPACTION_TRIGGER: i32 = 8;
 /// Size of an uncompressed data block.
 const BLOCK_BYTES: usize = 16 << 10;
 
@@ -68,6 +70,13 @@ impl RocksStore {
         // load peaked at 222 MB with 64 MiB memtables).
         opts.set_write_buffer_size(WRITE_BUFFER_BYTES);
         opts.set_keep_log_file_num(4);
+        // Compact level 0 into the base level after 8 flushed files instead of 4. Writers
+        // spread over many partitions put every key range into each flushed file, so each
+        // level-0 compaction rewrites the whole base level: waiting for twice the files
+        // halves those rewrites. Measured with 16 connections of 100-entity batches for
+        // 10 s on fresh data directories: compaction output 1.0-1.9 GB -> 0.9-1.4 GB,
+        // server CPU per batch -4 to -13 %. Reads check up to 7 more bloom filters.
+        opts.set_level_zero_file_num_compaction_trigger(LEVEL0_COMPACTION_TRIGGER);
         opts.set_block_based_table_factory(&table);
 
         let db = DB::open(&opts, path).map_err(engine)?;

@@ -32,9 +32,9 @@
 //! body unless they have escapes; arrays and objects read in full, then dropped), not
 //! through a `serde_json::Value` map, and then checked and typed member by member.
 
+use foldhash::HashMap;
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::fmt;
 
 use base64::alphabet;
@@ -331,7 +331,7 @@ impl<'a> NameIndex<'a> {
             }
             return Ok(NameIndex::Few(prints));
         }
-        let mut map = HashMap::with_capacity(members.len());
+        let mut map = HashMap::with_capacity_and_hasher(members.len(), Default::default());
         for (i, m) in members.iter().enumerate() {
             if map.insert(&*m.name, i).is_some() {
                 return Err(&m.name);

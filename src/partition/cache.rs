@@ -19,8 +19,9 @@
 //! (which then replaces or removes it), never after: once a write is acknowledged, no
 //! read sees the value it replaced.
 
-use std::collections::hash_map::RandomState;
-use std::collections::{HashMap, VecDeque};
+use foldhash::fast::RandomState;
+use foldhash::HashMap;
+use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -62,7 +63,7 @@ impl EntityCache {
     pub fn new(budget: usize) -> Self {
         EntityCache {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             shard_budget: budget / SHARDS,
         }
     }
@@ -180,7 +181,7 @@ impl Shard {
     fn compact_queue(&mut self) {
         if self.queue.len() > 2 * self.map.len() + 64 {
             let map = &self.map;
-            let mut seen = std::collections::HashSet::with_capacity(map.len());
+            let mut seen = foldhash::HashSet::with_capacity_and_hasher(map.len(), RandomState::default());
             self.queue.retain(|k| map.contains_key(k) && seen.insert(k.clone()));
         }
     }

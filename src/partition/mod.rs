@@ -29,7 +29,7 @@ pub use txn::Txn;
 use crate::filter::Row;
 use crate::model::{EdmRef, Entity};
 use crate::store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// What can go wrong below the service layer.
@@ -47,6 +47,8 @@ pub enum PartitionError {
 }
 
 const STRIPES: usize = 256;
+/// Picks a partition's stripe and turn: the same partition always hashes alike.
+const STRIPE_HASH: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x6a09_e667_f3bc_c908);
 
 /// How long one page of a scan may run before it is cut with a continuation (the
 /// service's 5 seconds of execution per page).
@@ -105,7 +107,7 @@ impl Partitions {
     }
 
     fn stripe(&self, table_id: u64, pk: &str) -> &Mutex<()> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = STRIPE_HASH.build_hasher();
         table_id.hash(&mut h);
         pk.hash(&mut h);
         &self.stripes[(h.finish() as usize) % STRIPES]
@@ -114,7 +116,7 @@ impl Partitions {
     /// The writers' turn of a partition, found from the names in the request (table
     /// names compare without letter case), so no table lookup comes first.
     fn turn(&self, account: &str, table: &str, pk: &str) -> &tokio::sync::Mutex<()> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = STRIPE_HASH.build_hasher();
         account.hash(&mut h);
         table.bytes().for_each(|b| h.write_u8(b.to_ascii_lowercase()));
         pk.hash(&mut h);

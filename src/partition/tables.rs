@@ -4,7 +4,7 @@
 use super::{PartitionError, Partitions};
 use crate::store::codec::{self, TableRecord};
 use crate::store::{keys, WriteBatch};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 

@@ -1,11 +1,13 @@
 //! [`Txn`]: reads and staged writes inside one partition transaction. Reads see the
 //! transaction's own staged writes, so a batch of operations on one partition behaves
-//! as if applied in order.
+//! as if applied in order. Writes are staged encoded, as they will be stored, so a
+//! caller keeps the entity it wrote (to answer with) without a copy for the store.
 
 use crate::model::Entity;
-use crate::store::{codec, keys, Store, StoreError, WriteBatch};
+use crate::store::codec::{self, EncodedEntity};
+use crate::store::{keys, Store, StoreError, WriteBatch};
+use foldhash::{HashMap, HashSet};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 
 /// [`Txn::learn_absent`] walks only for at least this many keys: below it, one lookup
 /// per key costs less than setting up an ordered walk over every level of the store.
@@ -15,8 +17,8 @@ const WALK_MIN_KEYS: usize = 8;
 pub struct Txn<'a> {
     store: &'a dyn Store,
     table_id: u64,
-    /// Staged state by RowKey-qualified key: `Some` = put, `None` = delete.
-    staged: HashMap<Vec<u8>, Option<Entity>>,
+    /// Staged state by RowKey-qualified key: `Some` = put (encoded), `None` = delete.
+    staged: HashMap<Vec<u8>, Option<EncodedEntity>>,
     order: Vec<Vec<u8>>,
     /// For keys read from the store: whether the stored entity has a heap, which a
     /// write without one (or a delete) must then remove.
@@ -30,10 +32,10 @@ impl<'a> Txn<'a> {
         Txn {
             store,
             table_id,
-            staged: HashMap::new(),
+            staged: HashMap::default(),
             order: Vec::new(),
             stored_heap: RefCell::default(),
-            absent: HashSet::new(),
+            absent: HashSet::default(),
         }
     }
 
@@ -89,7 +91,10 @@ impl<'a> Txn<'a> {
     pub fn get(&self, pk: &str, rk: &str) -> Result<Option<Entity>, StoreError> {
         let key = keys::entity_key(self.table_id, pk, rk);
         if let Some(staged) = self.staged.get(&key) {
-            return Ok(staged.clone());
+            return staged
+                .as_ref()
+                .map(|enc| codec::decode_entity(pk.to_owned(), rk.to_owned(), &enc.head, enc.heap.as_deref()))
+                .transpose();
         }
         if self.absent.contains(&key) {
             return Ok(None);
@@ -101,9 +106,9 @@ impl<'a> Txn<'a> {
     }
 
     /// Stages a write of the whole entity.
-    pub fn put(&mut self, entity: Entity) {
+    pub fn put(&mut self, entity: &Entity) {
         let key = keys::entity_key(self.table_id, &entity.partition_key, &entity.row_key);
-        self.stage(key, Some(entity));
+        self.stage(key, Some(codec::encode_entity(entity)));
     }
 
     /// Stages a delete.
@@ -112,7 +117,7 @@ impl<'a> Txn<'a> {
         self.stage(key, None);
     }
 
-    fn stage(&mut self, key: Vec<u8>, value: Option<Entity>) {
+    fn stage(&mut self, key: Vec<u8>, value: Option<EncodedEntity>) {
         if self.staged.insert(key.clone(), value).is_none() {
             self.order.push(key);
         }
@@ -125,8 +130,7 @@ impl<'a> Txn<'a> {
             // unless the store is known to hold no heap for the key, remove any
             let may_have_heap = stored_heap.get(&key) != Some(&false) && !self.absent.contains(&key);
             match self.staged.remove(&key) {
-                Some(Some(e)) => {
-                    let enc = codec::encode_entity(&e);
+                Some(Some(enc)) => {
                     match enc.heap {
                         Some(heap) => batch.put(keys::heap_key(&key), heap),
                         None if may_have_heap => batch.delete(keys::heap_key(&key)),

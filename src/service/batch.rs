@@ -7,7 +7,7 @@ use super::{Condition, NewEntity, ServiceError, TableService};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::Entity;
 use crate::partition::PartitionError;
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 /// One write of a change set.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +70,7 @@ impl TableService {
             return Ok(Vec::new());
         };
         let pk = first.keys().0.to_owned();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for (i, action) in actions.iter().enumerate() {
             let (apk, ark) = action.keys();
             check_keys(apk, ark).map_err(|e| fail(i, e))?;

@@ -241,7 +241,7 @@ impl TableService {
             properties: new.properties,
         };
         check_entity_limits(&e)?;
-        txn.put(e.clone());
+        txn.put(&e);
         Ok(e)
     }
 
@@ -277,7 +277,7 @@ impl TableService {
         }
         e.timestamp = self.clock.now();
         check_entity_limits(&e)?;
-        txn.put(e.clone());
+        txn.put(&e);
         Ok(e)
     }
 }

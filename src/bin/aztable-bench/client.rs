@@ -204,7 +204,7 @@ impl Conn {
     async fn try_send(&mut self, req: &Req) -> Result<Resp, String> {
         self.write_request(req);
         let stream = self.stream.as_mut().ok_or("not connected")?;
-        write_all(stream, &self.out).await.map_err(|e| format!("send: {e}"))?;
+        write_all(stream, &self.out, &req.body).await.map_err(|e| format!("send: {e}"))?;
         let resp = read_response(stream, &mut self.inb, req.method == Method::HEAD).await;
         match resp {
             Ok((resp, keep_alive)) => {
@@ -220,7 +220,7 @@ impl Conn {
         }
     }
 
-    /// Writes the signed request (head and body) into `self.out`.
+    /// Writes the signed request's head into `self.out` (the body is sent from `req`).
     fn write_request(&mut self, req: &Req) {
         let t = &self.target;
         let date = http_date();
@@ -255,15 +255,22 @@ impl Conn {
             put(&["content-length: ", &req.body.len().to_string(), "\r\n"]);
         }
         put(&["\r\n"]);
-        out.extend_from_slice(&req.body);
     }
 }
 
-/// Writes all of `buf`, trying the socket before waiting for it to be writable.
-async fn write_all(stream: &TcpStream, mut buf: &[u8]) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        match stream.try_write(buf) {
-            Ok(n) => buf = &buf[n..],
+/// Writes all of `head` then `body` (one vectored write when the socket takes them, no
+/// copy of the body), trying the socket before waiting for it to be writable.
+async fn write_all(stream: &TcpStream, mut head: &[u8], mut body: &[u8]) -> std::io::Result<()> {
+    while !head.is_empty() || !body.is_empty() {
+        let bufs = [std::io::IoSlice::new(head), std::io::IoSlice::new(body)];
+        match stream.try_write_vectored(&bufs) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(mut n) => {
+                let from_head = n.min(head.len());
+                head = &head[from_head..];
+                n -= from_head;
+                body = &body[n..];
+            }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => stream.writable().await?,
             Err(e) => return Err(e),
         }

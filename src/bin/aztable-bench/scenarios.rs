@@ -3,7 +3,8 @@
 
 use crate::client::{encode_query_value, Conn, Req, Target};
 use crate::entity::{
-    batch_body, batch_failed, count_entities, entity_json, preload_tag, Layout, Rng, BATCH_SIZE, NEEDLE_EVERY,
+    batch_body, batch_failed, count_entities, entity_json, preload_tag, push_entity_json, BatchBody, Layout,
+    Rng, BATCH_SIZE, NEEDLE_EVERY,
 };
 use crate::stats::{cpu_per_request, cpu_us, rss_kb, settle, Recorder, Report};
 use http::Method;
@@ -339,10 +340,14 @@ async fn work(ctx: Arc<Ctx>, worker: u64, seed: u64) -> Result<Recorder, String>
             }
             Scenario::BatchInsert => {
                 let pk = format!("b{:08x}w{worker:03}n{seq:07}", ctx.run_id as u32);
-                let entities: Vec<Vec<u8>> = (0..BATCH_SIZE as u64)
-                    .map(|i| entity_json(&pk, &Layout::row_key(i), seq * 1000 + i, "hay", &mut rng))
-                    .collect();
-                let (ct, body) = batch_body(&ctx.target.base_url, &ctx.table, seq, &entities);
+                let mut body = BatchBody::new(&ctx.target.base_url, &ctx.table, seq, BATCH_SIZE * 1100);
+                let mut entity = Vec::with_capacity(1200);
+                for i in 0..BATCH_SIZE as u64 {
+                    entity.clear();
+                    push_entity_json(&mut entity, &pk, &Layout::row_key(i), seq * 1000 + i, "hay", &mut rng);
+                    body.push(&entity);
+                }
+                let (ct, body) = body.finish();
                 let req =
                     Req::new(Method::POST, format!("{}/$batch", ctx.target.base_path)).with_body(ct, body);
                 let t = Instant::now();

@@ -94,4 +94,11 @@ pub trait Store: Send + Sync + 'static {
     }
     /// Flushes in-memory state to disk (called at shutdown).
     fn flush(&self) -> Result<(), StoreError>;
+    /// Frees at once the storage of `[start, end)`, which a committed `DeleteRange`
+    /// emptied and which no write will use again (a deleted table's id is never
+    /// reused): a store may drop whole files of the range instead of rewriting them
+    /// in later compactions. Reads are unaffected: the range is empty either way.
+    fn reclaim_deleted_range(&self, _start: &[u8], _end: &[u8]) -> Result<(), StoreError> {
+        Ok(())
+    }
 }

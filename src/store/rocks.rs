@@ -137,8 +137,68 @@ impl Store for RocksStore {
         it.status().map_err(engine)
     }
 
+    fn reclaim_deleted_range(&self, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
+        // RocksDB drops the files below level 0 whose keys all lie in [start, end] (the
+        // end inclusive: no stored key equals a range end, which is a bare prefix) and
+        // leaves level 0 and partly covered files to compaction. The range's tombstone
+        // is still in the memtable, so no file dropped here holds it.
+        if start < end {
+            self.db.delete_file_in_range(start, end).map_err(engine)?;
+        }
+        Ok(())
+    }
+
     fn flush(&self) -> Result<(), StoreError> {
         self.db.flush_wal(true).map_err(engine)?;
         self.db.flush().map_err(engine)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put_all(s: &RocksStore, prefix: &str) {
+        let mut b = WriteBatch::new();
+        for i in 0..50 {
+            b.put(format!("{prefix}{i:03}").into_bytes(), vec![b'v'; 1000]);
+        }
+        s.write(b).expect("write");
+        s.flush().expect("flush");
+    }
+
+    fn files_with(s: &RocksStore, prefix: &[u8]) -> usize {
+        let files = s.db.live_files().expect("live files");
+        files.iter().filter(|f| f.start_key.as_deref().is_some_and(|k| k.starts_with(prefix))).count()
+    }
+
+    #[test]
+    fn reclaiming_a_deleted_range_drops_its_files_and_nothing_else() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = RocksStore::open(dir.path()).expect("open");
+        for prefix in ["a", "b", "c"] {
+            put_all(&s, prefix);
+            // below level 0, one file per prefix (level-0 files are never dropped)
+            let (start, end) = (prefix.to_owned(), format!("{prefix}\u{7f}"));
+            s.db.compact_range(Some(start.as_bytes()), Some(end.as_bytes()));
+        }
+        assert_eq!((files_with(&s, b"a"), files_with(&s, b"b"), files_with(&s, b"c")), (1, 1, 1));
+
+        let mut b = WriteBatch::new();
+        b.delete_range(b"b".to_vec(), b"c".to_vec());
+        s.write(b).expect("delete range");
+        s.reclaim_deleted_range(b"b", b"c").expect("reclaim");
+        assert_eq!((files_with(&s, b"a"), files_with(&s, b"b"), files_with(&s, b"c")), (1, 0, 1));
+
+        let count = |s: &RocksStore, start: &[u8], end: &[u8]| s.scan(start, end).count();
+        assert_eq!(count(&s, b"a", b"b"), 50);
+        assert_eq!(count(&s, b"b", b"c"), 0);
+        assert_eq!(count(&s, b"c", b"d"), 50);
+        drop(s);
+        let s = RocksStore::open(dir.path()).expect("reopen");
+        assert_eq!((count(&s, b"a", b"b"), count(&s, b"b", b"c"), count(&s, b"c", b"d")), (50, 0, 50));
+        // an empty or inverted range is no error
+        s.reclaim_deleted_range(b"x", b"x").expect("empty");
+        s.reclaim_deleted_range(b"y", b"x").expect("inverted");
     }
 }

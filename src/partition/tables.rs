@@ -10,6 +10,7 @@ use std::sync::RwLock;
 
 /// `[start, end)` of stored keys.
 type KeyRange = (Vec<u8>, Vec<u8>);
+
 /// Tables read per Query Tables page before it is cut with a continuation.
 pub const MAX_TABLES_EXAMINED: usize = 10_000;
 

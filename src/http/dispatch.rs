@@ -25,18 +25,17 @@ const MAX_BODY: usize = 4 * 1024 * 1024 + 64 * 1024;
 const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
 
 /// Reads the whole body, refusing one over [`MAX_BODY`] with 413 `RequestBodyTooLarge`
-/// only after draining it (up to [`DRAIN_LIMIT`]).
-async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
+/// only after draining it (up to [`DRAIN_LIMIT`]). `declared` (Content-Length) sizes
+/// the buffer up front; a body that arrives in one frame is kept as it came, uncopied.
+async fn read_body(mut body: Body, declared: Option<usize>) -> Result<Bytes, ApiError> {
     use http_body_util::BodyExt;
+    let unreadable =
+        || ApiError::with_message(ErrorCode::InvalidInput, "The request body could not be read.");
+    let mut first: Option<Bytes> = None;
     let mut buf = Vec::new();
     let mut total = 0usize;
     while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else {
-            return Err(ApiError::with_message(
-                ErrorCode::InvalidInput,
-                "The request body could not be read.",
-            ));
-        };
+        let Ok(frame) = frame else { return Err(unreadable()) };
         let Ok(data) = frame.into_data() else { continue };
         total = total.saturating_add(data.len());
         if total > DRAIN_LIMIT {
@@ -44,14 +43,26 @@ async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
             e.close_connection = true;
             return Err(e);
         }
-        if total <= MAX_BODY {
-            buf.extend_from_slice(&data);
+        if total > MAX_BODY {
+            continue;
+        }
+        match first.take() {
+            None if buf.is_empty() => first = Some(data),
+            held => {
+                if buf.is_empty() {
+                    buf.reserve(declared.unwrap_or(0).clamp(total, MAX_BODY));
+                }
+                if let Some(held) = held {
+                    buf.extend_from_slice(&held);
+                }
+                buf.extend_from_slice(&data);
+            }
         }
     }
     if total > MAX_BODY {
         return Err(ApiError::new(ErrorCode::RequestBodyTooLarge));
     }
-    Ok(Bytes::from(buf))
+    Ok(first.unwrap_or_else(|| Bytes::from(buf)))
 }
 
 /// A request after its head was understood: what handlers receive.
@@ -126,7 +137,7 @@ async fn handle(
         e.close_connection = true;
         return Err(e);
     } else {
-        read_body(body).await
+        read_body(body, declared).await
     };
     if let Err(e) = &body {
         if e.close_connection {
@@ -337,5 +348,61 @@ fn effective_method(parts: &Parts) -> Result<String, ApiError> {
     match first.to_str().map(str::trim) {
         Ok(m @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => Ok(m.to_owned()),
         _ => Err(ApiError::new(ErrorCode::XMethodIncorrectValue)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+    use std::convert::Infallible;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// A body that arrives in the given frames.
+    struct Frames(VecDeque<Bytes>);
+
+    impl http_body::Body for Frames {
+        type Data = Bytes;
+        type Error = Infallible;
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+            Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(http_body::Frame::data(b))))
+        }
+    }
+
+    fn body(frames: &[&Bytes]) -> Body {
+        Body::new(Frames(frames.iter().map(|&b| b.clone()).collect()))
+    }
+
+    #[tokio::test]
+    async fn one_frame_is_kept_and_several_are_joined() {
+        let whole = Bytes::from_static(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}");
+        let read = read_body(body(&[&whole]), Some(whole.len())).await.expect("read");
+        assert_eq!(read, whole);
+        assert_eq!(read.as_ptr(), whole.as_ptr(), "a body in one frame is not copied");
+
+        let parts = [whole.slice(..5), whole.slice(5..5), whole.slice(5..20), whole.slice(20..)];
+        // Content-Length right, missing, too small and too large: the bytes decide
+        for declared in [Some(whole.len()), None, Some(3), Some(1 << 30)] {
+            let read = read_body(body(&parts.iter().collect::<Vec<_>>()), declared).await.expect("read");
+            assert_eq!(read, whole, "{declared:?}");
+        }
+        assert!(read_body(body(&[]), None).await.expect("empty").is_empty());
+    }
+
+    #[tokio::test]
+    async fn too_large_bodies_are_refused_after_draining_or_cut_off() {
+        let mib = Bytes::from(vec![b'x'; 1 << 20]);
+        let five: Vec<&Bytes> = std::iter::repeat_n(&mib, 5).collect();
+        let e = read_body(body(&five), None).await.expect_err("over MAX_BODY");
+        assert_eq!((e.code, e.close_connection), (ErrorCode::RequestBodyTooLarge, false));
+        let many: Vec<&Bytes> = std::iter::repeat_n(&mib, 65).collect();
+        let e = read_body(body(&many), None).await.expect_err("over DRAIN_LIMIT");
+        assert_eq!((e.code, e.close_connection), (ErrorCode::RequestBodyTooLarge, true));
+        let four: Vec<&Bytes> = std::iter::repeat_n(&mib, 4).collect();
+        assert_eq!(read_body(body(&four), Some(4 << 20)).await.expect("4 MiB").len(), 4 << 20);
     }
 }

@@ -142,6 +142,38 @@ fn txn_reads_its_own_writes_with_heaps_whole() {
 }
 
 #[test]
+fn a_transaction_writes_heads_first_then_heaps() {
+    let store = MemStore::new();
+    let mut t = Txn::new(&store, 7);
+    for rk in ["b", "a", "c"] {
+        let mut e = versioned(2);
+        e.row_key = rk.into();
+        t.put(&e);
+    }
+    t.delete("p", "d");
+    let ops: Vec<(bool, &[u8])> = Vec::new();
+    let batch = t.into_batch();
+    let ops = batch.ops.iter().fold(ops, |mut ops, op| {
+        match op {
+            WriteOp::Put(k, _) => ops.push((keys::is_entity_key(k), k)),
+            WriteOp::Delete(k) => ops.push((keys::is_entity_key(k), k)),
+            WriteOp::DeleteRange(..) => panic!("no range deletes here"),
+        }
+        ops
+    });
+    let heads: Vec<&[u8]> = ops.iter().take_while(|(head, _)| *head).map(|(_, k)| *k).collect();
+    let heaps: Vec<&[u8]> = ops.iter().skip(heads.len()).map(|(_, k)| *k).collect();
+    let expected: Vec<Vec<u8>> = ["b", "a", "c", "d"].iter().map(|rk| keys::entity_key(7, "p", rk)).collect();
+    assert_eq!(
+        heads,
+        expected.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        "heads first, in staging order"
+    );
+    let heap_keys: Vec<Vec<u8>> = expected.iter().map(|k| keys::heap_key(k)).collect();
+    assert_eq!(heaps, heap_keys.iter().map(Vec::as_slice).collect::<Vec<_>>(), "then heaps, none a head");
+}
+
+#[test]
 fn scan_pages_in_key_order_with_continuation() {
     let p = parts();
     p.create_table("a", "tbl").unwrap();

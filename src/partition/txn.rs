@@ -123,30 +123,37 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// The staged writes as one store batch: every head first, in staging order, then
+    /// every heap. A batch applies atomically whatever its order, and this one suits
+    /// the memtable: its skip list resumes an insert from where the previous one
+    /// ended, which a key in the far-away heap range between two heads undid every
+    /// time (a full search from the top per key, 3 % of the server's CPU in inserts).
     pub(super) fn into_batch(mut self) -> WriteBatch {
         let stored_heap = self.stored_heap.into_inner();
         let mut batch = WriteBatch::new();
+        let mut heaps = WriteBatch::new();
         for key in self.order {
             // unless the store is known to hold no heap for the key, remove any
             let may_have_heap = stored_heap.get(&key) != Some(&false) && !self.absent.contains(&key);
             match self.staged.remove(&key) {
                 Some(Some(enc)) => {
                     match enc.heap {
-                        Some(heap) => batch.put(keys::heap_key(&key), heap),
-                        None if may_have_heap => batch.delete(keys::heap_key(&key)),
+                        Some(heap) => heaps.put(keys::heap_key(&key), heap),
+                        None if may_have_heap => heaps.delete(keys::heap_key(&key)),
                         None => {}
                     }
                     batch.put(key, enc.head);
                 }
                 Some(None) => {
                     if may_have_heap {
-                        batch.delete(keys::heap_key(&key));
+                        heaps.delete(keys::heap_key(&key));
                     }
                     batch.delete(key);
                 }
                 None => {}
             }
         }
+        batch.ops.append(&mut heaps.ops);
         batch
     }
 }

@@ -126,25 +126,6 @@ impl<'a> ObjWriter<'a> {
     }
 }
 
-/// About how many bytes an entity renders to at metadata level `md` (escapes aside), so
-/// its buffer is allocated once instead of growing by doubling.
-pub(super) fn json_len_estimate(e: &Entity, table: &str, md: Metadata, urls: &Urls<'_>) -> usize {
-    let value = |v: &EdmValue| match v {
-        EdmValue::String(s) => s.len() + s.len() / 16,
-        EdmValue::Binary(b) => b.len().div_ceil(3) * 4,
-        _ => 40,
-    };
-    let properties: usize = e.properties.iter().map(|(n, v)| 2 * n.len() + 40 + value(v)).sum();
-    let keys = e.partition_key.len() + e.row_key.len();
-    let control = match md {
-        Metadata::None => 0,
-        Metadata::Minimal => 128 + urls.base().len() + table.len(),
-        // metadata, type, id and edit link, the last two with the keys percent-encoded
-        Metadata::Full => 320 + 2 * urls.base().len() + urls.account.len() + 4 * table.len() + 6 * keys,
-    };
-    128 + 2 * keys + control + properties
-}
-
 /// Writes `s` as a JSON string literal (quoted and escaped).
 fn write_json_str(out: &mut Vec<u8>, s: &str) {
     // ok to ignore: serializing a str into a Vec cannot fail
@@ -268,7 +249,7 @@ pub fn entity_response(
     urls: &Urls<'_>,
 ) -> Vec<u8> {
     let p = projection(select);
-    let mut out = Vec::with_capacity(json_len_estimate(e, table, md, urls));
+    let mut out = Vec::with_capacity(512);
     let mut w = ObjWriter::open(&mut out);
     if md != Metadata::None {
         let fragment = format!("{table}/@Element");
@@ -289,9 +270,7 @@ pub fn entity_feed(
     urls: &Urls<'_>,
 ) -> Vec<u8> {
     let p = projection(select);
-    let estimate = |e| json_len_estimate(e, table, md, urls);
-    let wrapper = 64 + urls.base().len() + table.len();
-    let mut out = Vec::with_capacity(wrapper + entities.iter().map(estimate).sum::<usize>());
+    let mut out = Vec::with_capacity(256 + entities.len() * 512);
     let mut w = ObjWriter::open(&mut out);
     if md != Metadata::None {
         w.str("odata.metadata", &metadata_url(urls, table, p.as_deref()));

@@ -252,34 +252,3 @@ fn round_trip_every_type() {
     let p = parse_entity(&entity_response(&plain, "t", Metadata::None, None, &urls())).unwrap();
     assert_eq!(p.properties, plain.properties);
 }
-
-#[test]
-fn entity_buffers_are_sized_once() {
-    use super::render::json_len_estimate;
-    // The estimate covers what an entity renders to at every metadata level, so the
-    // buffer never grows (growing would at least double its capacity).
-    let long_keys = Entity { partition_key: "p".repeat(1000), row_key: "é".repeat(400), ..all_types() };
-    let big = entity(vec![
-        ("Data", EdmValue::String("abc".repeat(300))),
-        ("Bytes", EdmValue::Binary(vec![7; 3000])),
-        ("Many", EdmValue::Int64(i64::MIN)),
-    ]);
-    let wide = Entity {
-        properties: (0..252).map(|i| (format!("Property{i:03}"), EdmValue::Double(-1.5e-300))).collect(),
-        ..all_types()
-    };
-    let urls = urls();
-    for e in [all_types(), entity(vec![]), long_keys, big, wide] {
-        for md in [Metadata::None, Metadata::Minimal, Metadata::Full] {
-            let body = entity_response(&e, "Table1", md, None, &urls);
-            let estimate = json_len_estimate(&e, "Table1", md, &urls);
-            assert!(body.len() <= estimate, "{md:?}: {} > {estimate}", body.len());
-            assert_eq!(body.capacity(), estimate, "{md:?}");
-            let three = [e.clone(), e.clone(), e.clone()];
-            let feed = entity_feed(&three, "Table1", md, None, &urls);
-            let wrapper = 64 + BASE.len() + "Table1".len();
-            assert!(feed.len() <= wrapper + 3 * estimate, "{md:?}: {} > 3 x {estimate}", feed.len());
-            assert_eq!(feed.capacity(), wrapper + 3 * estimate, "{md:?}");
-        }
-    }
-}

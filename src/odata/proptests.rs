@@ -114,3 +114,36 @@ proptest! {
         let _ = negotiate(None, Some(&headers));
     }
 }
+
+/// Strings dense in what JSON must escape, around runs long enough for the eight-byte
+/// scan (and ASCII just beside the escaped ranges: 0x1F/0x20, 0x21/0x22/0x23, 0x5B-0x5D,
+/// 0x7F and multi-byte characters).
+fn escapable() -> impl Strategy<Value = String> {
+    let piece = prop_oneof!["[\"\\\\\u{0}-\u{1F} !#\\[\\]\u{7F}é😀]{0,3}", "[a-z]{0,24}", any::<String>(),];
+    proptest::collection::vec(piece, 0..8).prop_map(|pieces| pieces.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn strings_are_escaped_exactly_as_serde_json_does(s in escapable()) {
+        let mut out = b"prefix".to_vec();
+        super::render::write_json_str(&mut out, &s);
+        let expected = serde_json::to_vec(&s).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&out[..6], b"prefix");
+        prop_assert_eq!(String::from_utf8_lossy(&out[6..]), String::from_utf8_lossy(&expected));
+    }
+}
+
+#[test]
+fn every_byte_value_is_escaped_as_serde_json_does() {
+    for c in (0u32..0x80).filter_map(char::from_u32) {
+        for at in 0..17 {
+            let s: String = "x".repeat(at) + &c.to_string() + &"y".repeat(9);
+            let mut out = Vec::new();
+            super::render::write_json_str(&mut out, &s);
+            assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{c:?} at {at}");
+        }
+    }
+}

@@ -144,6 +144,7 @@ pub(super) fn write_json_str(out: &mut Vec<u8>, s: &str) {
         }
         let Some(&b) = bytes.get(i) else { break };
         i += 1;
+        let unicode;
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -153,11 +154,8 @@ pub(super) fn write_json_str(out: &mut Vec<u8>, s: &str) {
             0x08 => b"\\b",
             0x0C => b"\\f",
             0..=0x1F => {
-                out.extend_from_slice(&bytes[start..i - 1]);
-                out.extend_from_slice(b"\\u00");
-                out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
-                start = i;
-                continue;
+                unicode = [b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]];
+                &unicode
             }
             _ => continue,
         };

@@ -175,23 +175,31 @@ impl Partitions {
     /// The entity keys `batch` writes, each with the row it leaves stored when that row
     /// is worth handing to the entity cache (the key is cached now: a hot entity).
     fn cache_updates(&self, batch: &WriteBatch) -> Vec<(Vec<u8>, Option<cache::CachedRow>)> {
-        let heap_of = |key: &[u8]| {
-            let heap_key = keys::heap_key(key);
-            batch.ops.iter().find_map(|op| match op {
-                WriteOp::Put(k, v) if *k == heap_key => Some(v.as_slice().into()),
-                _ => None,
-            })
-        };
-        (batch.ops.iter())
-            .filter_map(|op| match op {
+        let mut updates = Vec::new();
+        // the heaps the batch writes, indexed once, and only when a cached key needs one
+        let mut heaps: Option<foldhash::HashMap<&[u8], &[u8]>> = None;
+        for op in &batch.ops {
+            match op {
                 WriteOp::Put(k, head) if keys::is_entity_key(k) => {
-                    let row = self.entity_cache.contains(k).then(|| (head.as_slice().into(), heap_of(k)));
-                    Some((k.clone(), row))
+                    let row = self.entity_cache.contains(k).then(|| {
+                        let heaps = heaps.get_or_insert_with(|| {
+                            (batch.ops.iter())
+                                .filter_map(|op| match op {
+                                    WriteOp::Put(k, v) if !keys::is_entity_key(k) => Some((&k[..], &v[..])),
+                                    _ => None,
+                                })
+                                .collect()
+                        });
+                        let heap = heaps.get(&keys::heap_key(k)[..]).map(|&h| h.into());
+                        (head.as_slice().into(), heap)
+                    });
+                    updates.push((k.clone(), row));
                 }
-                WriteOp::Delete(k) if keys::is_entity_key(k) => Some((k.clone(), None)),
-                _ => None,
-            })
-            .collect()
+                WriteOp::Delete(k) if keys::is_entity_key(k) => updates.push((k.clone(), None)),
+                _ => {}
+            }
+        }
+        updates
     }
 
     /// Reads one entity without taking any lock (but for the rare read that meets a

@@ -30,6 +30,7 @@ use crate::filter::Row;
 use crate::model::{EdmRef, Entity};
 use crate::store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// What can go wrong below the service layer.
@@ -61,7 +62,7 @@ pub struct Partitions {
     stripes: Vec<Mutex<()>>,
     /// Writers' turns, striped over hash(account, table name, PartitionKey): an async
     /// queue in front of the stripes (which alone keep writes exclusive).
-    turns: Vec<tokio::sync::Mutex<()>>,
+    turns: Vec<Turn>,
     /// Entity writes hold it shared, table create/delete exclusively, so no write can
     /// land in a table while it is being deleted.
     catalog_gate: RwLock<()>,
@@ -73,6 +74,38 @@ pub struct Partitions {
     catalog_cache: tables::CatalogCache,
     /// Stored bytes of recently read entities, for point reads.
     entity_cache: cache::EntityCache,
+}
+
+/// One partition stripe's writers' turn: an async mutex, and how many writers wait for it.
+#[derive(Default)]
+struct Turn {
+    lock: tokio::sync::Mutex<()>,
+    /// Writers waiting in [`Turn::lock`] (a count kept right even when a waiting request
+    /// is dropped: see [`Queued`]).
+    queued: AtomicUsize,
+}
+
+impl Turn {
+    /// Whether a writer is waiting for this turn.
+    fn contended(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// One writer counted in [`Turn::queued`] for as long as it lives.
+struct Queued<'a>(&'a AtomicUsize);
+
+impl<'a> Queued<'a> {
+    fn join(queued: &'a AtomicUsize) -> Self {
+        queued.fetch_add(1, Ordering::Relaxed);
+        Queued(queued)
+    }
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// What the entity cache may hold (RocksDB keeps a 40 MiB block cache beside it): a
@@ -92,7 +125,7 @@ impl Partitions {
         Partitions {
             store,
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
-            turns: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
+            turns: (0..STRIPES).map(|_| Turn::default()).collect(),
             catalog_gate: RwLock::new(()),
             id_lock: Mutex::new(()),
             props_lock: Mutex::new(()),
@@ -115,7 +148,7 @@ impl Partitions {
 
     /// The writers' turn of a partition, found from the names in the request (table
     /// names compare without letter case), so no table lookup comes first.
-    fn turn(&self, account: &str, table: &str, pk: &str) -> &tokio::sync::Mutex<()> {
+    fn turn(&self, account: &str, table: &str, pk: &str) -> &Turn {
         let mut h = STRIPE_HASH.build_hasher();
         account.hash(&mut h);
         table.bytes().for_each(|b| h.write_u8(b.to_ascii_lowercase()));
@@ -126,7 +159,8 @@ impl Partitions {
     /// [`Partitions::transact`] once the partition's earlier writers are done. A writer
     /// that finds its partition busy waits here as a parked task; the worker thread
     /// goes on serving other requests instead of sleeping on the stripe's mutex (with
-    /// two worker threads, one blocked writer halved the server).
+    /// two worker threads, one blocked writer halved the server). A writer that leaves
+    /// others waiting lets the next one commit before it finishes its own request.
     pub async fn transact_in_turn<R, E>(
         &self,
         account: &str,
@@ -137,8 +171,24 @@ impl Partitions {
     where
         E: From<PartitionError>,
     {
-        let _turn = self.turn(account, table, pk).lock().await;
-        self.transact(account, table, pk, f)
+        let turn = self.turn(account, table, pk);
+        let held = {
+            let _queued = Queued::join(&turn.queued);
+            turn.lock.lock().await
+        };
+        let out = self.transact(account, table, pk, f);
+        let handoff = turn.contended();
+        drop(held);
+        if handoff {
+            // Releasing the turn woke the next writer into this worker's LIFO slot,
+            // where no other worker can steal it: it would wait for all of this
+            // request's remaining work (rendering, sending the response). Yielding runs
+            // it first and leaves this task in the stealable queue, so one partition's
+            // commits follow each other while the other worker sends their responses
+            // (inserts into one partition at 16 connections: +20 % requests/s).
+            tokio::task::yield_now().await;
+        }
+        out
     }
 
     /// Runs `f` over one partition of a table with the partition's write lock held,

@@ -312,9 +312,10 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
     };
     write(0);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reading = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let readers: Vec<_> = (0..4)
         .map(|kind| {
-            let (p, stop) = (p.clone(), stop.clone());
+            let (p, stop, reading) = (p.clone(), stop.clone(), reading.clone());
             std::thread::spawn(move || {
                 let mut reads = 0u32;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -345,12 +346,16 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                     for e in &found {
                         assert_consistent(e);
                     }
+                    if reads == 0 {
+                        reading.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     reads += 1;
                 }
                 reads
             })
         })
         .collect();
+    wait_until_under_way(&reading, 4);
     for n in 1..3000 {
         write(n);
     }
@@ -454,6 +459,15 @@ proptest::proptest! {
     }
 }
 
+/// Waits until `n` reader threads have each counted their first read in `reading`, so
+/// that the writes start with every reader under way (a fast run could otherwise finish
+/// them before a reader read anything).
+fn wait_until_under_way(reading: &std::sync::atomic::AtomicUsize, n: usize) {
+    while reading.load(std::sync::atomic::Ordering::Relaxed) < n {
+        std::thread::yield_now();
+    }
+}
+
 /// Point reads go through the entity cache without any lock, yet never return an
 /// entity older than the last acknowledged write: readers note the acknowledged version
 /// before each read and check what they get is at least that, while writers replace
@@ -482,9 +496,11 @@ fn point_reads_never_go_back_past_an_acknowledged_write() {
         .unwrap();
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let reading = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let readers: Vec<_> = (0..3)
         .map(|r| {
             let (p, stop, acked, deleting) = (p.clone(), stop.clone(), acked.clone(), deleting.clone());
+            let reading = reading.clone();
             std::thread::spawn(move || {
                 let mut reads = 0u32;
                 while !stop.load(Ordering::Relaxed) {
@@ -509,12 +525,16 @@ fn point_reads_never_go_back_past_an_acknowledged_write() {
                             "row {i} missing though version {before} was acknowledged and no delete followed"
                         ),
                     }
+                    if reads == 0 {
+                        reading.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     reads += 1;
                 }
                 reads
             })
         })
         .collect();
+    wait_until_under_way(&reading, 3);
     for n in 1..20_000u32 {
         let i = n as usize % ROWS;
         p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
@@ -550,7 +570,7 @@ fn a_writer_waiting_for_its_turn_does_not_hold_the_thread() {
     .unwrap();
     rt.block_on(async {
         // another writer of the same partition (the table name in another case) is busy
-        let busy = p.turn("a", "TBL", "p").lock().await;
+        let busy = p.turn("a", "TBL", "p").lock.lock().await;
         let writer = tokio::spawn({
             let p = p.clone();
             async move {
@@ -573,6 +593,45 @@ fn a_writer_waiting_for_its_turn_does_not_hold_the_thread() {
         writer.await.unwrap().unwrap();
     });
     assert!(p.get_entity("a", "tbl", "p", "new").unwrap().is_some());
+}
+
+/// A writer that leaves another waiting for the partition lets it commit before it
+/// returns, and a waiting writer that is dropped no longer counts as waiting.
+#[test]
+fn a_writer_hands_its_turn_to_the_next_before_returning() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let p = Arc::new(parts());
+    p.create_table("a", "tbl").unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    rt.block_on(async {
+        let busy = p.turn("a", "tbl", "p").lock.lock().await;
+        let writer = |name: &'static str| {
+            let (p, log) = (p.clone(), log.clone());
+            tokio::spawn(async move {
+                p.transact_in_turn::<_, PartitionError>("a", "tbl", "p", |t| {
+                    t.put(&entity("p", name, 1));
+                    log.lock().unwrap().push(format!("{name} commits"));
+                    Ok(())
+                })
+                .await
+                .unwrap();
+                log.lock().unwrap().push(format!("{name} returns"));
+            })
+        };
+        let (first, second) = (writer("first"), writer("second"));
+        let dropped = writer("dropped");
+        tokio::task::yield_now().await;
+        assert!(p.turn("a", "tbl", "p").contended());
+        dropped.abort();
+        assert!(dropped.await.unwrap_err().is_cancelled());
+        drop(busy);
+        first.await.unwrap();
+        second.await.unwrap();
+        assert!(!p.turn("a", "tbl", "p").contended(), "no writer is left counted");
+    });
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log, ["first commits", "second commits", "second returns", "first returns"]);
+    assert!(p.get_entity("a", "tbl", "p", "dropped").unwrap().is_none());
 }
 
 /// Read-modify-write increments through turns from many tasks on two threads lose

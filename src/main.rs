@@ -91,8 +91,9 @@ async fn run(config: Config) -> Result<(), String> {
         accounts.add_from_env(extra).map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
     }
     let store = open_store(&config)?;
+    let service = TableService::open(store).map_err(|e| format!("cannot upgrade the data directory: {e}"))?;
     let state = Arc::new(AppState {
-        service: TableService::new(store),
+        service,
         accounts,
         options: HttpOptions {
             skip_api_version_check: config.skip_api_version_check,

@@ -19,10 +19,12 @@
 
 mod acl;
 mod cache;
+mod layout;
 mod props;
 mod tables;
 mod txn;
 
+pub use layout::move_legacy_heaps;
 pub use tables::TableInfo;
 pub use txn::Txn;
 
@@ -345,12 +347,13 @@ impl Partitions {
         mut keep: impl FnMut(&dyn Row) -> bool,
     ) -> Result<ScanPage, PartitionError> {
         let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
-        let (table_start, table_end) = keys::table_entities_range(info.id);
+        let (table_start, heads_end) = keys::table_heads_range(info.id);
         let mut from = range.from.as_ref().map_or(table_start, |p| p.encode(info.id));
         if let Some((pk, rk)) = resume {
             from = from.max(keys::entity_key(info.id, pk, rk));
         }
-        let to = range.to.as_ref().map_or(table_end, |p| p.encode(info.id));
+        // (the table's heaps follow its heads: no bound may reach into them)
+        let to = range.to.as_ref().map_or(heads_end.clone(), |p| p.encode(info.id)).min(heads_end);
         let started = std::time::Instant::now();
         let mut page = ScanPage::default();
         let needs = range.needs.as_ref().filter(|n| n.properties.len() <= MAX_PROJECTED);

@@ -106,32 +106,29 @@ impl Partitions {
     /// Deletes a table, its stored access policies and, with one range tombstone, all of
     /// its entities, in one write batch; then lets the store free their space at once.
     pub fn delete_table(&self, account: &str, name: &str) -> Result<(), PartitionError> {
-        let ranges = self.delete_table_record(account, name)?;
-        for (start, end) in ranges {
-            // The delete is committed: failing to free space early is no error of it.
-            if let Err(e) = self.store.reclaim_deleted_range(&start, &end) {
-                tracing::warn!(error = %e, "could not drop the files of a deleted table");
-            }
+        let (start, end) = self.delete_table_record(account, name)?;
+        // The delete is committed: failing to free space early is no error of it.
+        if let Err(e) = self.store.reclaim_deleted_range(&start, &end) {
+            tracing::warn!(error = %e, "could not drop the files of a deleted table");
         }
         Ok(())
     }
 
-    /// [`Partitions::delete_table`]'s write; returns the key ranges it emptied.
-    fn delete_table_record(&self, account: &str, name: &str) -> Result<[KeyRange; 2], PartitionError> {
+    /// [`Partitions::delete_table`]'s write; returns the key range it emptied (the
+    /// table's entity heads and heaps).
+    fn delete_table_record(&self, account: &str, name: &str) -> Result<KeyRange, PartitionError> {
         let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
         let info = self.lookup_table(account, name)?.ok_or(PartitionError::TableNotFound)?;
         let (start, end) = keys::table_entities_range(info.id);
-        let (heaps_start, heaps_end) = keys::table_heaps_range(info.id);
         let mut batch = WriteBatch::new();
         batch.delete(keys::table_key(account, name));
         batch.delete(keys::table_acl_key(account, name));
         batch.delete_range(start.clone(), end.clone());
-        batch.delete_range(heaps_start.clone(), heaps_end.clone());
         let result = self.store.write(batch);
         self.entity_cache.clear();
         result?;
         self.catalog_cache.forget(&keys::table_key(account, name));
-        Ok([(start, end), (heaps_start, heaps_end)])
+        Ok((start, end))
     }
 
     /// Lists tables of an account in (case-insensitive) name order, starting at

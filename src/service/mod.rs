@@ -29,6 +29,16 @@ impl TableService {
         TableService { parts: Partitions::new(store), clock: MonotonicClock::new() }
     }
 
+    /// The service over a store that may hold data of an earlier build: brings its
+    /// layout up to date first (see [`crate::partition::move_legacy_heaps`]).
+    pub fn open(store: Arc<dyn Store>) -> Result<Self, ServiceError> {
+        let moved = crate::partition::move_legacy_heaps(store.as_ref())?;
+        if moved > 0 {
+            tracing::info!(heaps = moved, "moved entity heaps to the current store layout");
+        }
+        Ok(TableService::new(store))
+    }
+
     /// Flushes the store (at shutdown).
     pub fn flush(&self) -> Result<(), ServiceError> {
         Ok(self.parts.store().flush()?)

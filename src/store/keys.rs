@@ -6,15 +6,22 @@
 //! ```text
 //! 0x00 <name>                                   metadata (NEXT_TABLE_ID_KEY)
 //! 0x01 enc(account) enc(lowercase(table))       table record
-//! 0x02 table_id(u64 big-endian) enc(pk) enc(rk) entity
+//! 0x02 table_id(u64 big-endian) enc(pk) enc(rk)      entity (its head)
+//! 0x02 table_id(u64 big-endian) 0xFF enc(pk) enc(rk) entity heap: the long values of the entity
 //! 0x03 enc(account) enc(lowercase(table))       table ACL (the Get Table ACL XML body)
 //! 0x04 enc(account)                             service properties (the Get Table Service Properties XML body)
-//! 0x05 table_id(u64 big-endian) enc(pk) enc(rk) entity heap: the long values of the entity
+//! 0x05 table_id(u64 big-endian) enc(pk) enc(rk) legacy entity heap (builds before session 6;
+//!                                               moved by `partition::move_legacy_heaps`)
 //! ```
 //!
-//! An entity is stored under its 0x02 key with everything a filter reads (see
-//! `codec::entity`); the bytes of its long strings and binaries, if any, live under the
-//! 0x05 key with the same suffix. Scans over 0x02 keys so read only small, dense heads.
+//! An entity is stored under its key with everything a filter reads (see
+//! `codec::entity`); the bytes of its long strings and binaries, if any, live under its
+//! heap key: the same key with `0xFF` after the table id, which no `enc` begins with. A
+//! table's heads are so one dense range to scan ([`table_heads_range`]), followed by its
+//! heaps ([`table_heaps_range`]), and all of a table is one range: a write to one table
+//! makes store files that span that table only, not every table's keys between its
+//! heads and its heaps (which every query of every other table then had to look into
+//! until they were compacted).
 //!
 //! `enc(s)` is the UTF-8 bytes of `s` with `0x00` escaped as `0x00 0xFF`, the lead
 //! bytes `0xEE`/`0xEF` remapped to `0xF5`/`0xF6`, and a `0x00 0x01` terminator. The
@@ -31,7 +38,11 @@ const TABLE_PREFIX: u8 = 0x01;
 const ENTITY_PREFIX: u8 = 0x02;
 const ACL_PREFIX: u8 = 0x03;
 const SERVICE_PROPERTIES_PREFIX: u8 = 0x04;
-const HEAP_PREFIX: u8 = 0x05;
+const LEGACY_HEAP_PREFIX: u8 = 0x05;
+/// Follows the table id in a heap key; every `enc` begins with a lower byte.
+const HEAP_MARK: u8 = 0xFF;
+/// Kind byte plus table id: the part of an entity key before the partition key.
+const TABLE_ID_END: usize = 9;
 
 const ESC: u8 = 0x00;
 const ESC_NUL: u8 = 0xFF;
@@ -106,32 +117,60 @@ pub fn entity_key(table_id: u64, pk: &str, rk: &str) -> Vec<u8> {
     out
 }
 
-/// Returns `[start, end)` covering every entity of the table.
+/// Returns `[start, end)` covering everything stored of the table's entities: their
+/// heads, then their heaps.
 pub fn table_entities_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
     let start = table_entities_prefix(table_id);
     let end = prefix_end(&start);
     (start, end)
 }
 
-/// Whether `key` is an [`entity_key`] (not a heap, catalog or other key).
-pub fn is_entity_key(key: &[u8]) -> bool {
-    key.first() == Some(&ENTITY_PREFIX)
+/// Returns `[start, end)` covering every entity head ([`entity_key`]) of the table, and
+/// no heap.
+pub fn table_heads_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
+    let start = table_entities_prefix(table_id);
+    let mut end = start.clone();
+    end.push(HEAP_MARK);
+    (start, end)
 }
 
-/// Returns the heap key belonging to an [`entity_key`]: the same key under 0x05.
+/// Whether `key` is an [`entity_key`] (not a heap, catalog or other key).
+pub fn is_entity_key(key: &[u8]) -> bool {
+    key.first() == Some(&ENTITY_PREFIX) && key.get(TABLE_ID_END) != Some(&HEAP_MARK)
+}
+
+/// Returns the heap key belonging to an [`entity_key`]: `0xFF` inserted after the
+/// table id. Also maps a bound of a range of one table's heads (the table id and a
+/// prefix of `enc(pk) enc(rk)`, or [`table_heads_range`]'s end) to the bound of their
+/// heaps, keeping order.
 pub fn heap_key(entity_key: &[u8]) -> Vec<u8> {
-    let mut k = entity_key.to_vec();
-    if let Some(kind) = k.first_mut() {
-        *kind = HEAP_PREFIX;
-    }
+    let (table, rest) = entity_key.split_at(entity_key.len().min(TABLE_ID_END));
+    let mut k = Vec::with_capacity(entity_key.len() + 1);
+    k.extend_from_slice(table);
+    k.push(HEAP_MARK);
+    k.extend_from_slice(rest);
     k
 }
 
 /// Returns `[start, end)` covering every entity heap of the table.
 pub fn table_heaps_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
-    let start = heap_key(&table_entities_prefix(table_id));
-    let end = prefix_end(&start);
-    (start, end)
+    let (_, end) = table_entities_range(table_id);
+    (table_heads_range(table_id).1, end)
+}
+
+/// Returns `[start, end)` covering every legacy (0x05) heap key, of all tables.
+pub fn legacy_heaps_range() -> (Vec<u8>, Vec<u8>) {
+    (vec![LEGACY_HEAP_PREFIX], vec![LEGACY_HEAP_PREFIX + 1])
+}
+
+/// The [`heap_key`] that replaces a legacy heap key (`0x05 table_id enc(pk) enc(rk)`);
+/// `None` for any other key.
+pub fn heap_key_of_legacy(key: &[u8]) -> Option<Vec<u8>> {
+    let rest = key.strip_prefix(&[LEGACY_HEAP_PREFIX]).filter(|r| r.len() >= TABLE_ID_END - 1)?;
+    let mut entity = Vec::with_capacity(key.len());
+    entity.push(ENTITY_PREFIX);
+    entity.extend_from_slice(rest);
+    Some(heap_key(&entity))
 }
 
 /// Returns `[start, end)` covering every entity of one partition of the table.
@@ -311,12 +350,29 @@ mod tests {
         assert!(entity_key(u64::MAX, "\u{10FFFF}", "\u{FFFF}") < e);
         let (hs, he) = table_heaps_range(u64::MAX);
         let k = heap_key(&entity_key(u64::MAX, "\u{10FFFF}", "\u{FFFF}"));
-        assert!(hs <= k && k < he);
-        // heaps sort after every other kind of key, and each table's heaps are contiguous
-        assert!(service_properties_key("\u{10FFFF}") < hs);
+        assert!(hs <= k && k < he && he == e);
+        // a table's heaps follow its heads, inside its range, before the next table
         let (h1, h1e) = table_heaps_range(1);
         let k1 = heap_key(&entity_key(1, "p", "r"));
-        assert!(h1 <= k1 && k1 < h1e && h1e <= table_heaps_range(2).0);
+        assert!(h1 <= k1 && k1 < h1e && h1e <= table_entities_range(2).0);
+        assert_eq!(table_heads_range(1).1, h1);
+        assert!(entity_key(1, "\u{10FFFF}", "\u{10FFFF}") < h1);
+    }
+
+    #[test]
+    fn legacy_heap_keys_map_to_heap_keys() {
+        let k = entity_key(7, "p\0", "r");
+        let mut legacy = k.clone();
+        legacy[0] = 0x05;
+        let (ls, le) = legacy_heaps_range();
+        assert!(ls <= legacy && legacy < le);
+        assert_eq!(heap_key_of_legacy(&legacy), Some(heap_key(&k)));
+        assert_eq!(heap_key_of_legacy(&k), None);
+        assert_eq!(heap_key_of_legacy(&[0x05, 1, 2]), None);
+        // no other kind of key is a legacy heap key
+        for other in [table_key("a", "t"), table_acl_key("a", "t"), service_properties_key("a")] {
+            assert!(!(ls <= other && other < le));
+        }
     }
 
     #[test]
@@ -394,6 +450,31 @@ mod tests {
             prop_assert!(ts <= k && k < te);
             prop_assert_eq!(ts <= k2 && k2 < te, t2 == t);
             prop_assert!(table_key("a", "b") < ts || table_key("a", "b") >= te);
+        }
+
+        #[test]
+        fn heap_keys_keep_order_and_stay_in_their_table(
+            t1 in 0u64..3, a1 in key_str(), b1 in key_str(),
+            t2 in 0u64..3, a2 in key_str(), b2 in key_str(),
+        ) {
+            let (k1, k2) = (entity_key(t1, &a1, &b1), entity_key(t2, &a2, &b2));
+            let (h1, h2) = (heap_key(&k1), heap_key(&k2));
+            prop_assert_eq!(h1.cmp(&h2), k1.cmp(&k2));
+            prop_assert!(is_entity_key(&k1) && !is_entity_key(&h1));
+            prop_assert!(decode_entity_key(&h1).is_none());
+            let (hs, he) = table_heads_range(t1);
+            let (ps, pe) = table_heaps_range(t1);
+            prop_assert!(hs <= k1 && k1 < he && !(ps <= k1 && k1 < pe));
+            prop_assert!(ps <= h1 && h1 < pe && !(hs <= h1 && h1 < he));
+            // every head of a table comes before every heap of it
+            prop_assert_eq!(k2 < h1, t2 <= t1);
+            // a partition's range maps onto the heaps of exactly its entities
+            let (s, e) = partition_range(t1, &a1);
+            let inside = heap_key(&s) <= h2 && h2 < heap_key(&e);
+            prop_assert_eq!(inside, t2 == t1 && a2 == a1);
+            // and so does the whole heads range: a scan's heap cursor over the table
+            prop_assert_eq!(heap_key(&hs), ps);
+            prop_assert!(h1 < heap_key(&he) && heap_key(&he) <= pe);
         }
 
         #[test]

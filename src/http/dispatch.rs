@@ -220,7 +220,7 @@ fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>
     let date = ["x-ms-date", "date"].iter().find_map(|h| ctx::header(headers, h).filter(|v| !v.is_empty()));
     // No date at all was refused by the signature check already.
     let Some(date) = date else { return Ok(()) };
-    let Ok(sent) = chrono::DateTime::parse_from_rfc2822(date) else {
+    let Some(sent) = parse_request_date(date) else {
         return Err(refuse(format!("The date header in the request is incorrect: '{date}'.")));
     };
     let skew = now.signed_duration_since(sent);
@@ -231,6 +231,26 @@ fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>
         return Err(refuse(format!("Request date header too far in the future: '{date}'")));
     }
     Ok(())
+}
+
+thread_local! {
+    /// The date header last parsed on this thread, and its value: a client's requests
+    /// in one second carry the same string, and parsing it was 1 % of a point read.
+    static LAST_DATE: std::cell::RefCell<Option<(String, chrono::DateTime<chrono::FixedOffset>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Parses an RFC 1123 request date (`x-ms-date` or `Date`); `None` when malformed.
+fn parse_request_date(date: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    LAST_DATE.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((_, parsed)) = last.as_ref().filter(|(text, _)| text == date) {
+            return Some(*parsed);
+        }
+        let parsed = chrono::DateTime::parse_from_rfc2822(date).ok()?;
+        *last = Some((date.to_owned(), parsed));
+        Some(parsed)
+    })
 }
 
 /// The token of an `Authorization: Bearer <token>` header.
@@ -404,5 +424,21 @@ mod tests {
         assert_eq!((e.code, e.close_connection), (ErrorCode::RequestBodyTooLarge, true));
         let four: Vec<&Bytes> = std::iter::repeat_n(&mib, 4).collect();
         assert_eq!(read_body(body(&four), Some(4 << 20)).await.expect("4 MiB").len(), 4 << 20);
+    }
+
+    #[test]
+    fn request_dates_parse_alike_whether_remembered_or_not() {
+        let dates = [
+            "Sun, 22 Nov 2026 05:01:19 GMT",
+            "Sun, 22 Nov 2026 05:01:20 GMT",
+            "not a date",
+            "Sun, 22 Nov 2026 05:01:19 GMT",
+            "Mon, 01 Jan 2024 00:00:00 GMT",
+            "Mon, 01 Jan 2024 00:00:00 GMT",
+            "",
+        ];
+        for date in dates.iter().chain(dates.iter().rev()) {
+            assert_eq!(parse_request_date(date), chrono::DateTime::parse_from_rfc2822(date).ok(), "{date:?}");
+        }
     }
 }

@@ -53,27 +53,40 @@ enum Kind {
 /// and `streaming`.
 fn classify(range: &str) -> Kind {
     let mut parts = range.split(';');
-    let mime = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-    match mime.as_str() {
-        "*/*" | "application/*" => Kind::Json(Metadata::Minimal),
-        "application/atom+xml" | "application/xml" => Kind::Atom,
-        "application/json" => {
-            let mut level = Metadata::Minimal;
-            for p in parts {
-                let Some((k, v)) = p.split_once('=') else { continue };
-                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().trim_matches('"').to_ascii_lowercase());
-                level = match (k.as_str(), v.as_str()) {
-                    ("odata", "nometadata") | ("odata.metadata", "none") => Metadata::None,
-                    ("odata", "minimalmetadata") | ("odata.metadata", "minimal") => Metadata::Minimal,
-                    ("odata", "fullmetadata") | ("odata.metadata", "full") => Metadata::Full,
-                    ("odata" | "odata.metadata", _) => return Kind::Unsupported, // e.g. odata=verbose
-                    _ => level,
-                };
-            }
-            Kind::Json(level)
-        }
-        _ => Kind::Unsupported,
+    let mime = parts.next().unwrap_or("").trim();
+    let mime_is = |m: &str| mime.eq_ignore_ascii_case(m);
+    if mime_is("*/*") || mime_is("application/*") {
+        return Kind::Json(Metadata::Minimal);
     }
+    if mime_is("application/atom+xml") || mime_is("application/xml") {
+        return Kind::Atom;
+    }
+    if !mime_is("application/json") {
+        return Kind::Unsupported;
+    }
+    let mut level = Metadata::Minimal;
+    for p in parts {
+        let Some((k, v)) = p.split_once('=') else { continue };
+        let (k, v) = (k.trim(), v.trim().trim_matches('"'));
+        // `odata=nometadata` (JSON light) or `odata.metadata=none` (OData 4 style)
+        let (light, v4) = (k.eq_ignore_ascii_case("odata"), k.eq_ignore_ascii_case("odata.metadata"));
+        if !(light || v4) {
+            continue;
+        }
+        let names = |light_name: &str, v4_name: &str| {
+            v.eq_ignore_ascii_case(if light { light_name } else { v4_name })
+        };
+        level = if names("nometadata", "none") {
+            Metadata::None
+        } else if names("minimalmetadata", "minimal") {
+            Metadata::Minimal
+        } else if names("fullmetadata", "full") {
+            Metadata::Full
+        } else {
+            return Kind::Unsupported; // e.g. odata=verbose
+        };
+    }
+    Kind::Json(level)
 }
 
 /// The `q` of a media range in thousandths (1000 when absent or malformed).
@@ -125,6 +138,21 @@ pub fn negotiate(accept: Option<&str>, format_param: Option<&str>) -> Result<Met
     let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
         return Ok(Metadata::Minimal);
     };
+    if !accept.contains(',') {
+        // one media range (what the SDKs send): the answer of `negotiate_ranges`,
+        // without its lists
+        return match (quality(accept) > 0).then(|| classify(accept)) {
+            Some(Kind::Json(md)) => Ok(md),
+            Some(Kind::Atom) => Err(refuse(Kind::Atom)),
+            _ => Err(refuse(Kind::Unsupported)),
+        };
+    }
+    negotiate_ranges(accept)
+}
+
+/// [`negotiate`] for a non-empty `Accept` of any number of media ranges: the JSON range
+/// of the highest quality (ties in the order sent), else the refusal of what was offered.
+fn negotiate_ranges(accept: &str) -> Result<Metadata, ApiError> {
     let offered: Vec<&str> = accept.split(',').filter(|r| !r.trim().is_empty()).collect();
     if offered.is_empty() {
         return Ok(Metadata::Minimal);

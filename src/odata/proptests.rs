@@ -147,3 +147,84 @@ fn every_byte_value_is_escaped_as_serde_json_does() {
         }
     }
 }
+
+/// One media range as clients write them, with every case and spacing variation the
+/// classifier must see through, and some it must refuse.
+fn media_range() -> impl Strategy<Value = String> {
+    let mime = prop_oneof![
+        Just("application/json"),
+        Just("APPLICATION/Json"),
+        Just("application/atom+xml"),
+        Just("Application/XML"),
+        Just("*/*"),
+        Just("application/*"),
+        Just("text/plain"),
+        Just(""),
+    ];
+    let param = prop_oneof![
+        Just("odata=nometadata"),
+        Just("ODATA=MinimalMetadata"),
+        Just("odata=fullmetadata"),
+        Just("odata=verbose"),
+        Just("odata.metadata=none"),
+        Just("odata.metadata=\"full\""),
+        Just("Odata.Metadata=minimal"),
+        Just("odata.metadata=nometadata"),
+        Just("odata=none"),
+        Just("streaming=true"),
+        Just("charset=utf-8"),
+        Just("q=0"),
+        Just("q=0.5"),
+        Just("q=junk"),
+        Just("odata"),
+        Just(" odata = nometadata "),
+    ];
+    (mime, proptest::collection::vec(param, 0..4), "[ ]{0,2}").prop_map(|(m, ps, pad)| {
+        let mut r = format!("{pad}{m}");
+        for p in ps {
+            r.push(';');
+            r.push_str(p);
+        }
+        r
+    })
+}
+
+/// The classifier as first written (lowercased copies of every part), the model for the
+/// allocation-free one.
+fn classify_model(range: &str) -> Kind {
+    let mut parts = range.split(';');
+    let mime = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    match mime.as_str() {
+        "*/*" | "application/*" => Kind::Json(Metadata::Minimal),
+        "application/atom+xml" | "application/xml" => Kind::Atom,
+        "application/json" => {
+            let mut level = Metadata::Minimal;
+            for p in parts {
+                let Some((k, v)) = p.split_once('=') else { continue };
+                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().trim_matches('"').to_ascii_lowercase());
+                level = match (k.as_str(), v.as_str()) {
+                    ("odata", "nometadata") | ("odata.metadata", "none") => Metadata::None,
+                    ("odata", "minimalmetadata") | ("odata.metadata", "minimal") => Metadata::Minimal,
+                    ("odata", "fullmetadata") | ("odata.metadata", "full") => Metadata::Full,
+                    ("odata" | "odata.metadata", _) => return Kind::Unsupported,
+                    _ => level,
+                };
+            }
+            Kind::Json(level)
+        }
+        _ => Kind::Unsupported,
+    }
+}
+
+proptest! {
+    /// `classify` agrees with its model, and the one-range shortcut of `negotiate` with
+    /// the general path over a list.
+    #[test]
+    fn negotiation_shortcuts_agree_with_the_general_path(r in media_range(), junk in "[ -~]{0,24}") {
+        prop_assert_eq!(classify(&r), classify_model(&r));
+        prop_assert_eq!(classify(&junk), classify_model(&junk));
+        if !r.trim().is_empty() {
+            prop_assert_eq!(negotiate(Some(&r), None), negotiate_ranges(r.trim()));
+        }
+    }
+}

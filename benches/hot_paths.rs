@@ -48,7 +48,11 @@ fn odata(c: &mut Criterion) {
     g.bench_function("parse_entity_1k", |b| b.iter(|| parse_entity(black_box(&body)).expect("parses")));
     let e = entity();
     let urls = Urls { base: "http://127.0.0.1:10002/devstoreaccount1", account: DEV_ACCOUNT };
-    for (name, md) in [("nometadata", Metadata::None), ("fullmetadata", Metadata::Full)] {
+    for (name, md) in [
+        ("nometadata", Metadata::None),
+        ("minimalmetadata", Metadata::Minimal),
+        ("fullmetadata", Metadata::Full),
+    ] {
         g.bench_function(format!("entity_response_1k_{name}"), |b| {
             b.iter(|| entity_response(black_box(&e), "mytable", md, None, &urls))
         });

@@ -117,6 +117,18 @@ impl Ticks {
     /// (`full`) or trailing zeros trimmed. Hand-rolled: it runs for every entity
     /// rendered, and `format!` costs several times as much.
     fn push_rfc3339(self, out: &mut String, full: bool) {
+        let (buf, len) = self.rfc3339_bytes(full);
+        out.extend(buf[..len].iter().map(|&b| char::from(b)));
+    }
+
+    /// [`Ticks::to_rfc3339_trimmed`], appended to a byte buffer (the JSON renderer's).
+    pub fn write_rfc3339_trimmed(self, out: &mut Vec<u8>) {
+        let (buf, len) = self.rfc3339_bytes(false);
+        out.extend_from_slice(&buf[..len]);
+    }
+
+    /// The ASCII bytes of [`Ticks::push_rfc3339`] and their length.
+    fn rfc3339_bytes(self, full: bool) -> ([u8; 28], usize) {
         let (d, h, m, s, f) = self.parts();
         let mut buf = [0u8; 28];
         put_digits(&mut buf[0..4], d.year() as u32);
@@ -142,7 +154,7 @@ impl Ticks {
             }
         }
         buf[len] = b'Z';
-        out.extend(buf[..=len].iter().map(|&b| char::from(b)));
+        (buf, len + 1)
     }
 
     /// Returns the weak ETag derived from this timestamp, colons percent-encoded as
@@ -150,11 +162,12 @@ impl Ticks {
     pub fn etag(self) -> String {
         let mut out = String::with_capacity(48);
         out.push_str("W/\"datetime'");
-        for c in self.to_rfc3339_7().chars() {
-            if c == ':' {
+        let (buf, len) = self.rfc3339_bytes(true);
+        for &b in &buf[..len] {
+            if b == b':' {
                 out.push_str("%3A");
             } else {
-                out.push(c);
+                out.push(char::from(b));
             }
         }
         out.push_str("'\"");

@@ -761,3 +761,31 @@ fn an_interrupted_heap_move_is_finished_by_the_next() {
         assert_eq!(p.get_entity("a", "one", "p", &e.row_key).unwrap().as_ref(), Some(e));
     }
 }
+
+proptest::proptest! {
+    /// The heap cursor of a scan finds for each key it is asked (in ascending order, with
+    /// gaps short and long) what a point read of that key finds, whichever keys have heaps.
+    #[test]
+    fn the_heap_cursor_finds_what_point_reads_find(
+        stored in proptest::collection::vec(proptest::bool::ANY, 0..60),
+        asked in proptest::collection::vec(proptest::bool::weighted(0.3), 0..60),
+    ) {
+        let store = MemStore::new();
+        let key = |i: usize| keys::entity_key(1, "p", &format!("r{i:03}"));
+        let mut batch = WriteBatch::new();
+        for (i, _) in stored.iter().enumerate().filter(|(_, s)| **s) {
+            batch.put(key(i), vec![0]);
+            batch.put(keys::heap_key(&key(i)), vec![i as u8]);
+        }
+        // a heap of the next table, which no cursor of table 1 may return
+        batch.put(keys::heap_key(&keys::entity_key(2, "p", "r000")), vec![0xEE]);
+        store.write(batch).unwrap();
+        let (_, to) = keys::table_heads_range(1);
+        let mut cursor = HeapCursor::new(&store, &to);
+        for (i, _) in asked.iter().enumerate().filter(|(_, a)| **a) {
+            let heap = keys::heap_key(&key(i));
+            let found = cursor.find(&heap).unwrap().map(<[u8]>::to_vec);
+            proptest::prop_assert_eq!(found, store.get(&heap).unwrap(), "row {}", i);
+        }
+    }
+}

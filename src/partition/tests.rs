@@ -296,8 +296,9 @@ fn assert_consistent(e: &Entity) {
 }
 
 /// Reads without the partition lock (point reads, scans with a filter reading the
-/// heap value or not, scans without a filter) never return a head of one write with the heap of
-/// another, while a writer keeps replacing the entity, with and without a heap.
+/// heap value or not, with a filter on the keys only, and without a filter) never return
+/// a head of one write with the heap of another, while a writer keeps replacing the
+/// entity, with and without a heap.
 #[test]
 fn reads_never_mix_heads_and_heaps_of_different_writes() {
     let p = Arc::new(parts());
@@ -313,7 +314,7 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
     write(0);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reading = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let readers: Vec<_> = (0..4)
+    let readers: Vec<_> = (0..5)
         .map(|kind| {
             let (p, stop, reading) = (p.clone(), stop.clone(), reading.clone());
             std::thread::spawn(move || {
@@ -324,6 +325,16 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                         // no filter: heaps come from the cursor in step with the heads
                         3 => {
                             p.scan_entities("a", "tbl", &ScanRange::default(), None, 10, 100, |_| true)
+                                .unwrap()
+                                .entities
+                        }
+                        // a filter on the keys only: heaps from the cursor too
+                        4 => {
+                            let range = ScanRange {
+                                needs: Some(Needs { properties: Vec::new(), keys: true }),
+                                ..ScanRange::default()
+                            };
+                            p.scan_entities("a", "tbl", &range, None, 10, 100, |row| row.row_key() == "r")
                                 .unwrap()
                                 .entities
                         }
@@ -355,7 +366,7 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
             })
         })
         .collect();
-    wait_until_under_way(&reading, 4);
+    wait_until_under_way(&reading, 5);
     for n in 1..3000 {
         write(n);
     }

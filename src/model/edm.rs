@@ -135,6 +135,12 @@ pub fn format_guid(g: &[u8; 16]) -> String {
     uuid::Uuid::from_bytes(*g).hyphenated().to_string()
 }
 
+/// [`format_guid`], appended to a byte buffer without an intermediate `String`.
+pub fn write_guid(out: &mut Vec<u8>, g: &[u8; 16]) {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    out.extend_from_slice(uuid::Uuid::from_bytes(*g).hyphenated().encode_lower(&mut buf).as_bytes());
+}
+
 /// Parses a GUID in the hyphenated 8-4-4-4-12 form (case-insensitive).
 pub fn parse_guid(s: &str) -> Option<[u8; 16]> {
     if s.len() != 36 {

@@ -26,6 +26,7 @@ use std::io::Write as _;
 
 use super::json::ODATA_TYPE;
 use super::Metadata;
+use crate::model::edm::write_guid;
 use crate::model::names::validate_property_name;
 use crate::model::{EdmValue, Entity};
 
@@ -102,11 +103,16 @@ impl<'a> ObjWriter<'a> {
         ObjWriter { out, first: true }
     }
 
-    fn key(&mut self, k: &str) {
+    /// The comma before every member but the first.
+    fn separate(&mut self) {
         if !self.first {
             self.out.push(b',');
         }
         self.first = false;
+    }
+
+    fn key(&mut self, k: &str) {
+        self.separate();
         write_json_str(self.out, k);
         self.out.push(b':');
     }
@@ -118,10 +124,7 @@ impl<'a> ObjWriter<'a> {
 
     /// Writes `"{k}@odata.type":"{edm_type}"` (no `format!` for the annotated name).
     fn annotation(&mut self, k: &str, edm_type: &str) {
-        if !self.first {
-            self.out.push(b',');
-        }
-        self.first = false;
+        self.separate();
         self.out.push(b'"');
         push_escaped(self.out, k);
         self.out.extend_from_slice(ODATA_TYPE.as_bytes());
@@ -247,12 +250,7 @@ fn write_property(w: &mut ObjWriter<'_>, name: &str, v: &EdmValue, md: Metadata)
         }
         EdmValue::Guid(g) => {
             annotate(w);
-            w.str_with(name, |out| {
-                let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-                out.extend_from_slice(
-                    uuid::Uuid::from_bytes(*g).hyphenated().encode_lower(&mut buf).as_bytes(),
-                );
-            });
+            w.str_with(name, |out| write_guid(out, g));
         }
         EdmValue::Binary(b) => {
             annotate(w);

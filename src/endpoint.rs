@@ -4,6 +4,37 @@
 
 use crate::error::{ApiError, ErrorCode};
 
+/// Applies `X-HTTP-Method` tunnelling to a request's verb (top-level and inside a
+/// batch alike): only on POST, once, with MERGE, PUT, DELETE or PATCH. `values` are the
+/// header's values in order (`None` for one that is not text).
+pub fn tunnelled_method<'a>(
+    verb: &'a str,
+    mut values: impl Iterator<Item = Option<&'a str>>,
+) -> Result<&'a str, ApiError> {
+    let Some(first) = values.next() else {
+        return Ok(verb);
+    };
+    if values.next().is_some() || first.is_some_and(|v| v.contains(',')) {
+        return Err(ApiError::new(ErrorCode::XMethodIncorrectCount));
+    }
+    if verb != "POST" {
+        return Err(ApiError::new(ErrorCode::XMethodNotUsingPost));
+    }
+    match first.map(str::trim) {
+        Some(m @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => Ok(m),
+        _ => Err(ApiError::new(ErrorCode::XMethodIncorrectValue)),
+    }
+}
+
+/// The account an account name in a URL addresses, and whether it names the read-only
+/// secondary endpoint (`<account>-secondary`).
+pub fn primary_account(url_name: &str) -> (&str, bool) {
+    match url_name.strip_suffix("-secondary") {
+        Some(primary) => (primary, true),
+        None => (url_name, false),
+    }
+}
+
 /// The operation a request asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -225,6 +256,31 @@ fn parse_entity_keys(s: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::Endpoint::{self, *};
+    use super::{primary_account, tunnelled_method};
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn x_http_method() {
+        let tunnel = |verb: &'static str, v: &[&'static str]| {
+            tunnelled_method(verb, v.iter().map(|v| Some(*v))).map_err(|e| e.code)
+        };
+        assert_eq!(tunnel("POST", &["MERGE"]), Ok("MERGE"));
+        assert_eq!(tunnel("POST", &[" PATCH "]), Ok("PATCH"));
+        assert_eq!(tunnel("POST", &[]), Ok("POST"));
+        assert_eq!(tunnel("PUT", &["MERGE"]), Err(ErrorCode::XMethodNotUsingPost));
+        assert_eq!(tunnel("POST", &["GET"]), Err(ErrorCode::XMethodIncorrectValue));
+        assert_eq!(tunnel("POST", &["PUT", "PUT"]), Err(ErrorCode::XMethodIncorrectCount));
+        assert_eq!(tunnel("POST", &["PUT, MERGE"]), Err(ErrorCode::XMethodIncorrectCount));
+        // a value that is not text is no method
+        let binary = tunnelled_method("POST", [None].into_iter()).map_err(|e| e.code);
+        assert_eq!(binary, Err(ErrorCode::XMethodIncorrectValue));
+    }
+
+    #[test]
+    fn secondary_account_names() {
+        assert_eq!(primary_account("devstoreaccount1-secondary"), ("devstoreaccount1", true));
+        assert_eq!(primary_account("devstoreaccount1"), ("devstoreaccount1", false));
+    }
 
     fn route(m: &str, p: &str) -> Result<Endpoint, String> {
         Endpoint::route(m, p, None, None).map_err(|e| e.code.as_str().to_owned())

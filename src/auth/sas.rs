@@ -18,15 +18,14 @@
 //! operation ([`SasGrant::authorize`]): table name and operation kind (`AuthorizationFailure`),
 //! `srt` (`AuthorizationResourceTypeMismatch`) and `sp` (`AuthorizationPermissionMismatch`).
 
+use super::sign::signature_matches;
 use super::Account;
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
-use crate::filter::{KeyBound, KeyRange};
-use crate::model::Ticks;
+use crate::model::policy::parse_time;
+use crate::model::{AccessPolicy, KeyBound, KeyRange, Ticks};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
 use std::net::IpAddr;
 
 /// The SAS query parameters, percent-decoded; `None` = absent (an empty value counts as
@@ -49,14 +48,6 @@ pub struct SasToken {
     pub epk: Option<String>,
     pub erk: Option<String>,
     pub si: Option<String>,
-}
-
-/// A stored access policy (one `SignedIdentifier` of a table's ACL), as the SAS sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AccessPolicy {
-    pub start: Option<Ticks>,
-    pub expiry: Option<Ticks>,
-    pub permission: Option<String>,
 }
 
 /// The request facts a SAS is checked against.
@@ -91,7 +82,9 @@ pub struct SasGrant {
     pub permissions: String,
     /// `sv`: also the service version for the request when no `x-ms-version` is sent.
     pub version: String,
-    /// Rows the SAS may read or write (unbounded for an account SAS).
+    /// Rows the SAS may read or write (unbounded for an account SAS): `spk` → PK ≥ spk;
+    /// with `srk` → PK > spk ∨ (PK = spk ∧ RK ≥ srk); `epk` → PK ≤ epk; with `erk` →
+    /// PK < epk ∨ (PK = epk ∧ RK ≤ erk). Keys compare as UTF-16, like the store.
     pub key_range: KeyRange,
 }
 
@@ -217,10 +210,10 @@ pub fn verify_sas(
 }
 
 impl SasGrant {
-    /// Authorizes one operation. For an entity addressed by its keys in the URL the key
-    /// range is checked too; for inserts (keys in the body) the caller checks
-    /// [`allows`](Self::allows). `Batch` itself only needs object access: authorize each of
-    /// its operations with [`authorize_batch`](Self::authorize_batch).
+    /// Authorizes one operation: its table and permissions. The key range
+    /// ([`SasGrant::key_range`]) is not checked here but by the service, on the keys each
+    /// operation ends up with. `Batch` itself only needs object access: authorize each
+    /// of its operations with [`authorize_batch`](Self::authorize_batch).
     pub fn authorize(&self, endpoint: &Endpoint, if_match: bool) -> Result<(), ApiError> {
         use Endpoint as E;
         let upsert = if if_match { "u" } else { "au" };
@@ -266,17 +259,7 @@ impl SasGrant {
         if !all.chars().all(has) || !(any.is_empty() || any.chars().any(has)) {
             return Err(ApiError::new(ErrorCode::AuthorizationPermissionMismatch));
         }
-        match endpoint {
-            E::GetEntity { pk, rk, .. }
-            | E::UpdateEntity { pk, rk, .. }
-            | E::MergeEntity { pk, rk, .. }
-            | E::DeleteEntity { pk, rk, .. }
-                if !self.allows(pk, rk) =>
-            {
-                Err(out_of_range())
-            }
-            _ => Ok(()),
-        }
+        Ok(())
     }
 
     /// Authorizes every operation of a batch: `(endpoint, has If-Match)` per operation.
@@ -285,31 +268,6 @@ impl SasGrant {
         ops: impl IntoIterator<Item = (&'a Endpoint, bool)>,
     ) -> Result<(), ApiError> {
         ops.into_iter().try_for_each(|(endpoint, if_match)| self.authorize(endpoint, if_match))
-    }
-
-    /// Whether the entity (pk, rk) is inside the SAS key range (always for an account SAS):
-    /// `spk` → PK ≥ spk; with `srk` → PK > spk ∨ (PK = spk ∧ RK ≥ srk); `epk` → PK ≤ epk;
-    /// with `erk` → PK < epk ∨ (PK = epk ∧ RK ≤ erk). Keys compare as UTF-16, like the store.
-    pub fn allows(&self, pk: &str, rk: &str) -> bool {
-        self.key_range.contains(pk, rk)
-    }
-
-    /// 403 `AuthorizationFailure` unless [`allows`](Self::allows) (for writes and point reads).
-    pub fn check_keys(&self, pk: &str, rk: &str) -> Result<(), ApiError> {
-        if self.allows(pk, rk) {
-            Ok(())
-        } else {
-            Err(out_of_range())
-        }
-    }
-}
-
-/// Parses a SAS or stored-policy time: `YYYY-MM-DD`, or `YYYY-MM-DDThh:mm[:ss[.f{1,7}]]`
-/// with `Z`, an offset or no zone (UTC).
-pub fn parse_time(s: &str) -> Option<Ticks> {
-    match s.len() {
-        10 => Ticks::parse(&format!("{s}T00:00Z")),
-        _ => Ticks::parse(s),
     }
 }
 
@@ -322,13 +280,6 @@ fn auth_failed(detail: impl Into<String>) -> ApiError {
 
 fn malformed() -> ApiError {
     auth_failed("Signature fields not well formed.")
-}
-
-fn out_of_range() -> ApiError {
-    ApiError::with_message(
-        ErrorCode::AuthorizationFailure,
-        "This request is not authorized to perform this operation: the entity is outside the SAS key range.",
-    )
 }
 
 /// A field of the token or of the stored policy, 400 when in both.
@@ -391,13 +342,6 @@ fn table_strings(t: &SasToken, account: &str) -> Result<Vec<String>, ApiError> {
         _ if sv > "2015-02-21" => vec![resource("/table")],
         _ => vec![resource("")],
     })
-}
-
-/// Constant-time check of `HMAC-SHA256(key, sts)` against the decoded signature.
-fn signature_matches(key: &[u8], sts: &str, provided: &[u8]) -> bool {
-    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else { return false };
-    mac.update(sts.as_bytes());
-    mac.verify_slice(provided).is_ok()
 }
 
 fn check_window(st: Option<Ticks>, se: Ticks, now: Ticks) -> Result<(), ApiError> {

@@ -142,7 +142,7 @@ fn python_sdk_account_sas_vector() {
     let grant = check(q, &E::QueryTables).expect("valid");
     assert_eq!(grant.scope, SasScope::Account { resource_types: t("sco") });
     assert_eq!((grant.permissions.as_str(), grant.version.as_str()), ("rwdlacu", "2019-02-02"));
-    assert!(grant.allows("any", "thing"));
+    assert!(grant.key_range.contains("any", "thing"));
     // Any field changed → the signature no longer matches, and the detail shows what was signed.
     let e = parse_sas(&q.replace("sp=rwdlacu", "sp=rwdlacup")).expect("sig").expect("parses");
     let err = authorize_sas(&e, &ctx(&dev()), &E::QueryTables, false, &no_policies).expect_err("tampered");
@@ -159,7 +159,11 @@ fn python_sdk_table_sas_vector() {
              &spk=p1&srk=r1&epk=p9&sig=V2oqsxV6G8msSCzttQb/u15Dlri0mOiZ2vAKqtxvyM0%3D";
     let grant = check(q, &E::QueryEntities { table: t("mytable") }).expect("valid");
     assert_eq!(grant.scope, SasScope::Table { table: t("MyTable") });
-    assert!(grant.allows("p1", "r1") && grant.allows("p9", "zzz") && !grant.allows("p1", "r0"));
+    assert!(
+        grant.key_range.contains("p1", "r1")
+            && grant.key_range.contains("p9", "zzz")
+            && !grant.key_range.contains("p1", "r0")
+    );
     assert_eq!(
         check(&q.replace("epk=p9", "epk=p8"), &E::QueryEntities { table: t("mytable") }),
         Err("AuthenticationFailed")

@@ -20,12 +20,11 @@
 //! Like Azurite we are lenient about which canonical resource was signed; see
 //! [`authenticate`] for the exact list.
 
+use super::sign::{signature_matches, string_to_sign_head};
 use super::{Account, AuthError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
 use http::HeaderMap;
-use sha2::Sha256;
 
 /// The parts of an HTTP request that take part in SharedKey authentication.
 pub struct AuthRequest<'a> {
@@ -84,16 +83,13 @@ pub fn authenticate(
     }
 
     let date = date_header(req.headers).ok_or(AuthError::MissingDate)?;
-    let prefix = match scheme {
-        Scheme::SharedKey => format!(
-            "{}\n{}\n{}\n{}\n",
-            req.method,
-            header_value(req.headers, "content-md5"),
-            header_value(req.headers, http::header::CONTENT_TYPE.as_str()),
-            date
-        ),
-        Scheme::SharedKeyLite => format!("{date}\n"),
-    };
+    let prefix = string_to_sign_head(
+        scheme == Scheme::SharedKeyLite,
+        req.method,
+        &header_value(req.headers, "content-md5"),
+        &header_value(req.headers, http::header::CONTENT_TYPE.as_str()),
+        &date,
+    );
 
     let comps = comp_variants(req.query);
 
@@ -133,15 +129,6 @@ pub fn authenticate(
     }
 
     Err(AuthError::SignatureMismatch { provided: signature.to_string(), string_to_sign: primary })
-}
-
-/// Constant-time check of `HMAC-SHA256(key, sts)` against the decoded signature.
-fn signature_matches(key: &[u8], sts: &str, provided: &[u8]) -> bool {
-    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
-        return false;
-    };
-    mac.update(sts.as_bytes());
-    mac.verify_slice(provided).is_ok()
 }
 
 /// Splits `SharedKey account:signature` / `SharedKeyLite account:signature`.
@@ -313,7 +300,9 @@ mod tests {
     use super::*;
     use crate::auth::{Accounts, DEV_ACCOUNT, DEV_KEY};
     use crate::error::{ApiError, ErrorCode};
+    use hmac::{Hmac, Mac};
     use http::HeaderValue;
+    use sha2::Sha256;
 
     const DATE: &str = "Sun, 11 Oct 2009 21:49:13 GMT";
     const OTHER_DATE: &str = "Mon, 12 Oct 2009 08:00:00 GMT";

@@ -1,6 +1,7 @@
-//! SharedKey / SharedKeyLite *signing* for Table service requests: the client side of
-//! [`super::authenticate`]. Used by the `aztable-bench` load tool and the benches; pure (no
-//! I/O, no clock: the caller supplies the date string).
+//! SharedKey / SharedKeyLite signatures: the strings to sign and the HMAC, both for
+//! signing (the `aztable-bench` load tool and the benches) and for checking
+//! ([`super::authenticate`], [`super::verify_sas`] use [`signature_matches`] and
+//! [`string_to_sign_head`]). Pure (no I/O, no clock: the caller supplies the date string).
 //!
 //! * `SharedKey`: `VERB\nContent-MD5\nContent-Type\nDate\nCanonicalizedResource`.
 //! * `SharedKeyLite`: `Date\nCanonicalizedResource`.
@@ -47,21 +48,42 @@ pub fn canonical_resource(account: &str, raw_path: &str, query: Option<&str>) ->
     out
 }
 
+/// What a string to sign holds before the canonicalized resource:
+/// `VERB\nContent-MD5\nContent-Type\nDate\n` for SharedKey, `Date\n` for SharedKeyLite.
+pub fn string_to_sign_head(
+    lite: bool,
+    method: &str,
+    content_md5: &str,
+    content_type: &str,
+    date: &str,
+) -> String {
+    if lite {
+        format!("{date}\n")
+    } else {
+        format!("{method}\n{content_md5}\n{content_type}\n{date}\n")
+    }
+}
+
 /// The SharedKey string to sign.
 pub fn shared_key_string_to_sign(account: &str, parts: &SignParts<'_>) -> String {
-    format!(
-        "{}\n{}\n{}\n{}\n{}",
-        parts.method,
-        parts.content_md5,
-        parts.content_type,
-        parts.date,
-        canonical_resource(account, parts.raw_path, parts.query)
-    )
+    string_to_sign(false, account, parts)
 }
 
 /// The SharedKeyLite string to sign.
 pub fn shared_key_lite_string_to_sign(account: &str, parts: &SignParts<'_>) -> String {
-    format!("{}\n{}", parts.date, canonical_resource(account, parts.raw_path, parts.query))
+    string_to_sign(true, account, parts)
+}
+
+fn string_to_sign(lite: bool, account: &str, p: &SignParts<'_>) -> String {
+    let head = string_to_sign_head(lite, p.method, p.content_md5, p.content_type, p.date);
+    head + &canonical_resource(account, p.raw_path, p.query)
+}
+
+/// Constant-time check of `HMAC-SHA256(key, sts)` against a decoded signature.
+pub fn signature_matches(key: &[u8], sts: &str, provided: &[u8]) -> bool {
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else { return false };
+    mac.update(sts.as_bytes());
+    mac.verify_slice(provided).is_ok()
 }
 
 /// `Base64(HMAC-SHA256(key, string_to_sign))`; `key` is the decoded account key.

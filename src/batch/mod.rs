@@ -1,6 +1,8 @@
 //! Entity group transactions (`POST /$batch`): parsing the `multipart/mixed` request
-//! body into operations ([`parse`]) and writing the `multipart/mixed` 202 response
-//! ([`write_success`], [`write_failure`], [`write_query`]). Pure: no I/O, no async.
+//! body into operations ([`parse`]), building each operation's part of the answer
+//! ([`written_part`], [`entity_part`], [`op_error_part`], [`parse_error_part`]) and
+//! writing the `multipart/mixed` 202 response ([`write_success`], [`write_failure`],
+//! [`write_query`]). Pure: no I/O, no async.
 //!
 //! How the HTTP layer uses it:
 //!
@@ -11,7 +13,7 @@
 //!    [`ErrorPlacement::BatchPart`] → 202 with `write_query(..)`. In both 202 cases the
 //!    part carries the OData error body with `e.code()` and `e.message()` (already
 //!    prefixed `"<index>:"` when it belongs to one operation) and status `e.status()`.
-//! 3. For a change set, route each op ([`BatchOp::endpoint`]), check what needs the
+//! 3. For a change set, take each op's route ([`BatchOp::endpoint`]), check what needs the
 //!    entity (one PartitionKey: 400 `CommandsInBatchActOnDifferentPartitions`; each row
 //!    once: 400 `InvalidDuplicateRow`), run all ops atomically, then answer 202 with
 //!    `write_success` (one result per op, in order) or, if op `i` fails, roll back and
@@ -29,6 +31,7 @@
 mod error;
 mod multipart;
 mod parse;
+mod respond;
 mod write;
 
 #[cfg(test)]
@@ -40,4 +43,5 @@ mod write_tests;
 
 pub use error::{prefixed_message, BatchError, ErrorPlacement};
 pub use parse::{parse, BatchKind, BatchOp, BatchRequest, Limits};
+pub use respond::{entity_part, op_error_part, parse_error_part, written_part, ErrorStamp};
 pub use write::{reason_phrase, write_failure, write_query, write_success, OpResult};

@@ -49,6 +49,9 @@ pub struct BatchOp {
     /// The operation's body, byte for byte (may start with a line end: the JS SDK
     /// writes an extra CRLF before the JSON).
     pub body: Vec<u8>,
+    /// The REST operation the verb and URL route to (the same routing as top-level
+    /// requests).
+    pub endpoint: Endpoint,
 }
 
 impl BatchOp {
@@ -66,11 +69,6 @@ impl BatchOp {
     /// The path after the account, e.g. `/mytable(PartitionKey='a',RowKey='b')`.
     pub fn resource_path(&self) -> &str {
         split_account(&self.url_path).1
-    }
-
-    /// Routes the operation (the same routing as top-level requests).
-    pub fn endpoint(&self) -> Result<Endpoint, ApiError> {
-        route(&self.method, &self.url_path, self.query.as_deref())
     }
 }
 
@@ -136,9 +134,9 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
     let mut ops = Vec::with_capacity(parts.len());
     let mut first_table: Option<String> = None;
     for (index, part) in parts.into_iter().enumerate() {
-        let (op, endpoint) = parse_op(index, part, true)?;
+        let op = parse_op(index, part, true)?;
         let cid = op.content_id.as_deref();
-        let table = match endpoint {
+        let table = match &op.endpoint {
             Endpoint::InsertEntity { table }
             | Endpoint::UpdateEntity { table, .. }
             | Endpoint::MergeEntity { table, .. }
@@ -152,13 +150,13 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
                     "A query operation is not permitted in a change set; it must be the only operation in its batch.",
                 ));
             }
-            other => return Err(not_in_batch(index, cid, true, &other)),
+            other => return Err(not_in_batch(index, cid, true, other)),
         };
         match &first_table {
-            None => first_table = Some(table),
+            None => first_table = Some(table.clone()),
             // path-style (`/acct/t`) and host-style (`/t`) request lines may be mixed;
             // the HTTP layer checks the account of each operation
-            Some(t) if t.eq_ignore_ascii_case(&table) => {}
+            Some(t) if t.eq_ignore_ascii_case(table) => {}
             Some(_) => {
                 return Err(BatchError::op(
                     index,
@@ -176,22 +174,24 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
 
 /// Parses a lone top-level `application/http` part, which must be a GET.
 fn parse_query(part: &[u8]) -> Result<BatchRequest, BatchError> {
-    let (op, endpoint) = parse_op(0, part, false)?;
-    match endpoint {
-        Endpoint::GetEntity { .. } | Endpoint::QueryEntities { .. } => {
-            Ok(BatchRequest { kind: BatchKind::Query, ops: vec![op] })
-        }
+    let op = parse_op(0, part, false)?;
+    let refused = match &op.endpoint {
+        Endpoint::GetEntity { .. } | Endpoint::QueryEntities { .. } => None,
         Endpoint::InsertEntity { .. }
         | Endpoint::UpdateEntity { .. }
         | Endpoint::MergeEntity { .. }
-        | Endpoint::DeleteEntity { .. } => Err(BatchError::op(
+        | Endpoint::DeleteEntity { .. } => Some(BatchError::op(
             0,
             op.content_id.as_deref(),
             false,
             ErrorCode::InvalidInput,
             "Insert, update and delete operations must be inside a change set.",
         )),
-        other => Err(not_in_batch(0, op.content_id.as_deref(), false, &other)),
+        other => Some(not_in_batch(0, op.content_id.as_deref(), false, other)),
+    };
+    match refused {
+        None => Ok(BatchRequest { kind: BatchKind::Query, ops: vec![op] }),
+        Some(e) => Err(e),
     }
 }
 
@@ -202,7 +202,7 @@ fn not_in_batch(index: usize, cid: Option<&str>, in_changeset: bool, e: &Endpoin
 }
 
 /// Parses one `application/http` part: MIME headers, request line, headers, body.
-fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, Endpoint), BatchError> {
+fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<BatchOp, BatchError> {
     let fail = |cid: Option<&str>, code, message: &'static str| {
         BatchError::op(index, cid, in_changeset, code, message)
     };
@@ -240,12 +240,13 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<(BatchOp, E
     let line = std::str::from_utf8(line).map_err(|_| bad_line())?;
     let (verb, url) = parse_request_line(line).ok_or_else(bad_line)?;
     let (url_path, query) = split_url(url);
-    let method =
-        effective_method(verb, &headers).map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?;
+    let tunnel = headers.iter().filter(|(n, _)| n == "x-http-method").map(|(_, v)| Some(v.as_str()));
+    let method = crate::endpoint::tunnelled_method(verb, tunnel)
+        .map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?
+        .to_owned();
     let endpoint = route(&method, &url_path, query.as_deref())
         .map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?;
-    let op = BatchOp { index, content_id, method, url_path, query, headers, body: body.to_vec() };
-    Ok((op, endpoint))
+    Ok(BatchOp { index, content_id, method, url_path, query, headers, body: body.to_vec(), endpoint })
 }
 
 /// Splits `METHOD URL HTTP/1.1` into method and URL. The version is optional and the
@@ -286,25 +287,6 @@ fn split_url(url: &str) -> (String, Option<String>) {
     };
     let path = if path.starts_with('/') { path.to_owned() } else { format!("/{path}") };
     (path, query)
-}
-
-/// Applies `X-HTTP-Method` tunnelling inside an operation, with the same rules as for
-/// top-level requests: only on POST, once, with MERGE, PUT, DELETE or PATCH.
-fn effective_method(verb: &str, headers: &[(String, String)]) -> Result<String, ApiError> {
-    let mut values = headers.iter().filter(|(n, _)| n == "x-http-method").map(|(_, v)| v);
-    let Some(first) = values.next() else {
-        return Ok(verb.to_owned());
-    };
-    if values.next().is_some() || first.contains(',') {
-        return Err(ApiError::new(ErrorCode::XMethodIncorrectCount));
-    }
-    if verb != "POST" {
-        return Err(ApiError::new(ErrorCode::XMethodNotUsingPost));
-    }
-    match first.trim() {
-        m @ ("MERGE" | "PUT" | "DELETE" | "PATCH") => Ok(m.to_owned()),
-        _ => Err(ApiError::new(ErrorCode::XMethodIncorrectValue)),
-    }
 }
 
 /// Splits `/acct/rest` into (`Some("acct")`, `/rest`) and `/rest` into (`None`, `/rest`).
@@ -360,25 +342,5 @@ mod tests {
         assert_eq!(s("ht"), o("/ht", None));
         assert_eq!(split_account("/acct/t(x)"), (Some("acct"), "/t(x)"));
         assert_eq!(split_account("/t(x)"), (None, "/t(x)"));
-    }
-
-    #[test]
-    fn x_http_method() {
-        let h = |v: &[&str]| -> Vec<(String, String)> {
-            v.iter().map(|v| ("x-http-method".to_owned(), (*v).to_owned())).collect()
-        };
-        let code = |r: Result<String, ApiError>| r.map_err(|e| e.code);
-        assert_eq!(code(effective_method("POST", &h(&["MERGE"]))), Ok("MERGE".to_owned()));
-        assert_eq!(code(effective_method("POST", &[])), Ok("POST".to_owned()));
-        assert_eq!(code(effective_method("PUT", &h(&["MERGE"]))), Err(ErrorCode::XMethodNotUsingPost));
-        assert_eq!(code(effective_method("POST", &h(&["GET"]))), Err(ErrorCode::XMethodIncorrectValue));
-        assert_eq!(
-            code(effective_method("POST", &h(&["PUT", "PUT"]))),
-            Err(ErrorCode::XMethodIncorrectCount)
-        );
-        assert_eq!(
-            code(effective_method("POST", &h(&["PUT, MERGE"]))),
-            Err(ErrorCode::XMethodIncorrectCount)
-        );
     }
 }

@@ -77,6 +77,19 @@ impl GenOp {
             query: self.query.clone(),
             headers: self.expected_headers(),
             body: self.body.clone(),
+            endpoint: self.expected_endpoint(b),
+        }
+    }
+
+    /// The operation the URL and verb name, built from what was generated.
+    fn expected_endpoint(&self, b: &GenBatch) -> crate::endpoint::Endpoint {
+        use crate::endpoint::Endpoint as E;
+        let (table, (pk, rk)) = (b.table.clone(), self.keys.clone());
+        match self.method {
+            "POST" => E::InsertEntity { table },
+            "PUT" => E::UpdateEntity { table, pk, rk },
+            "DELETE" => E::DeleteEntity { table, pk, rk },
+            _ => E::MergeEntity { table, pk, rk },
         }
     }
 }

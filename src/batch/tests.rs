@@ -82,7 +82,7 @@ fn python_sdk_body() {
         assert_eq!(del.body, b"");
         assert_eq!(patch.body, br#"{"PartitionKey": "003", "RowKey": "r-2", "test3": 10}"#);
         assert_eq!(patch.index, 2);
-        assert!(matches!(patch.endpoint(), Ok(crate::endpoint::Endpoint::MergeEntity { .. })));
+        assert!(matches!(patch.endpoint, crate::endpoint::Endpoint::MergeEntity { .. }));
     }
 }
 

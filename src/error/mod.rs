@@ -1,5 +1,7 @@
-//! The wire error: an [`ErrorCode`] plus a message. Every layer's error converts into
-//! [`ApiError`] here, and only here; `http::error_response` renders it.
+//! The wire error: an [`ErrorCode`] plus a message. Each layer converts its own error
+//! into [`ApiError`] beside that error (the service's in `service::error`, the parsers'
+//! in their modules), so this module depends on no layer; `http::error_response`
+//! renders it, the one place errors become responses.
 
 mod codes;
 
@@ -65,25 +67,6 @@ impl From<crate::model::names::NameError> for ApiError {
             ),
             PropertyNameInvalid => ApiError::new(ErrorCode::PropertyNameInvalid),
             PropertyNameTooLong => ApiError::new(ErrorCode::PropertyNameTooLong),
-        }
-    }
-}
-
-impl From<crate::service::ServiceError> for ApiError {
-    fn from(e: crate::service::ServiceError) -> Self {
-        use crate::service::ServiceError as S;
-        match e {
-            S::TableNotFound => ApiError::new(ErrorCode::TableNotFound),
-            S::TableAlreadyExists => ApiError::new(ErrorCode::TableAlreadyExists),
-            S::ResourceNotFound => ApiError::new(ErrorCode::ResourceNotFound),
-            S::EntityAlreadyExists => ApiError::new(ErrorCode::EntityAlreadyExists),
-            S::ConditionNotSatisfied => ApiError::new(ErrorCode::UpdateConditionNotSatisfied),
-            S::Invalid(api) => api,
-            S::Store(source) => {
-                // The engine's error goes to the log, never to the client.
-                tracing::error!(error = %source, "storage failure");
-                ApiError::new(ErrorCode::InternalError)
-            }
         }
     }
 }

@@ -33,34 +33,9 @@
 //!   is `Edm.DateTime`. For Query Tables only `TableName` (`Edm.String`) exists.
 
 use super::ast::{CmpOp, Expr};
-use crate::model::{EdmRef, EdmValue, Entity, Ticks};
+use crate::model::key_range::utf16_cmp;
+use crate::model::{EdmRef, EdmValue, Entity, Row, Ticks};
 use std::cmp::Ordering;
-
-/// What a filter reads from a row: its keys, its Timestamp and its custom properties.
-/// Implemented by [`Entity`] and by the partition layer's projection of a stored row,
-/// which borrows the few properties a filter names straight from the stored bytes.
-pub trait Row {
-    fn partition_key(&self) -> &str;
-    fn row_key(&self) -> &str;
-    fn timestamp(&self) -> Ticks;
-    /// A custom property by name (never a system property).
-    fn property(&self, name: &str) -> Option<EdmRef<'_>>;
-}
-
-impl Row for Entity {
-    fn partition_key(&self) -> &str {
-        &self.partition_key
-    }
-    fn row_key(&self) -> &str {
-        &self.row_key
-    }
-    fn timestamp(&self) -> Ticks {
-        self.timestamp
-    }
-    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
-        self.get(name).map(crate::model::EdmValue::borrowed)
-    }
-}
 
 /// Evaluates `expr` against an entity. `PartitionKey`, `RowKey` and `Timestamp` are
 /// addressable like custom properties.
@@ -153,42 +128,10 @@ fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
     }
 }
 
-/// Orders two strings by UTF-16 code units, as the service (and the store) orders keys.
-/// This differs from `str`'s byte order only where a character above U+FFFF meets one
-/// in U+E000..=U+FFFF.
-pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    let (x, y) = (a.as_bytes(), b.as_bytes());
-    match x.iter().zip(y).position(|(p, q)| p != q) {
-        // One is a prefix of the other (at a character boundary: both are UTF-8).
-        None => x.len().cmp(&y.len()),
-        // The first difference is between two ASCII characters.
-        Some(i) if x[i] < 0x80 && y[i] < 0x80 => x[i].cmp(&y[i]),
-        Some(_) => a.encode_utf16().cmp(b.encode_utf16()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::edm::{format_guid, parse_guid};
-
-    #[test]
-    fn utf16_order_differs_from_utf8_above_bmp() {
-        let supplementary = "\u{10000}";
-        let private_use = "\u{E000}";
-        assert_eq!(utf16_cmp(supplementary, private_use), Ordering::Less);
-        assert_eq!(supplementary.cmp(private_use), Ordering::Greater);
-        assert_eq!(utf16_cmp("a", "ab"), Ordering::Less);
-        assert_eq!(utf16_cmp("B", "a"), Ordering::Less);
-        assert_eq!(utf16_cmp("", ""), Ordering::Equal);
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn utf16_cmp_matches_code_unit_order(a in "[a-c\u{e000}\u{10000}\u{7f}\u{80}é]{0,6}", b in "[a-c\u{e000}\u{10000}\u{7f}\u{80}é]{0,6}") {
-            proptest::prop_assert_eq!(utf16_cmp(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
-        }
-    }
 
     #[test]
     fn guid_byte_order_is_text_order() {

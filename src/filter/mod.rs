@@ -25,6 +25,6 @@ mod tests;
 
 pub use ast::{CmpOp, Expr};
 pub use error::FilterError;
-pub use eval::{eval, eval_row, eval_table_name, utf16_cmp, Row};
+pub use eval::{eval, eval_row, eval_table_name};
 pub use parser::{parse, MAX_COMPARISONS, MAX_DEPTH};
-pub use plan::{plan, KeyBound, KeyRange};
+pub use plan::plan;

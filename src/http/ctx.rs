@@ -1,9 +1,10 @@
 //! [`RequestCtx`]: what every handler knows about the request it serves (account,
-//! request id, served version, URLs for OData annotations), and request-header
-//! helpers shared by the handlers.
+//! request id, served version, URLs for OData annotations, the SAS grant), with the
+//! request id and the `x-ms-version` check that fill it.
 
 use crate::auth::SasGrant;
 use crate::error::{ApiError, ErrorCode};
+use crate::service::Caller;
 use http::HeaderMap;
 
 /// The newest service version this server speaks; the version served when a request
@@ -26,8 +27,16 @@ pub struct RequestCtx {
     /// `http://host[:port][/account]`: what entity and table URLs in responses start with.
     pub base_url: String,
     /// What the request's shared access signature allows, when it was authorized by one
-    /// (handlers enforce its key range on inserts, batches and queries).
+    /// (its key range goes to the service with [`RequestCtx::caller`]).
     pub sas: Option<SasGrant>,
+}
+
+impl RequestCtx {
+    /// Who the service serves: the account, and the rows a table SAS limits it to.
+    pub fn caller(&self) -> Caller<'_> {
+        let rows = self.sas.as_ref().map(|g| &g.key_range).filter(|r| !r.is_unbounded());
+        Caller { account: &self.account, rows }
+    }
 }
 
 /// A fresh `x-ms-request-id`: a version-4-shaped UUID. Ids only need to be unique, not
@@ -83,34 +92,6 @@ pub fn check_version(headers: &HeaderMap, skip_check: bool) -> Result<String, Ap
     Ok(v.to_owned())
 }
 
-/// Returns a header's value as text, if present and valid.
-pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// The client's `Prefer` choice, if it sent one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prefer {
-    ReturnContent,
-    ReturnNoContent,
-}
-
-/// Reads `Prefer: return-content | return-no-content`.
-pub fn prefer(headers: &HeaderMap) -> Option<Prefer> {
-    let v = header(headers, "prefer")?;
-    v.split(',').find_map(|p| match p.trim() {
-        "return-no-content" => Some(Prefer::ReturnNoContent),
-        "return-content" => Some(Prefer::ReturnContent),
-        _ => None,
-    })
-}
-
-/// Returns `x-ms-client-request-id` if it may be echoed (≤ 1024 visible ASCII chars).
-pub fn client_request_id(headers: &HeaderMap) -> Option<String> {
-    let v = header(headers, "x-ms-client-request-id")?;
-    (v.len() <= 1024 && v.bytes().all(|b| (0x20..0x7f).contains(&b))).then(|| v.to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,15 +122,5 @@ mod tests {
             assert_eq!(u.get_version_num(), 4);
             assert_eq!(id.len(), 36);
         }
-    }
-
-    #[test]
-    fn prefer_header() {
-        let mut h = HeaderMap::new();
-        assert_eq!(prefer(&h), None);
-        h.insert("prefer", "return-no-content".parse().unwrap());
-        assert_eq!(prefer(&h), Some(Prefer::ReturnNoContent));
-        h.insert("prefer", "odata.maxpagesize=5, return-content".parse().unwrap());
-        assert_eq!(prefer(&h), Some(Prefer::ReturnContent));
     }
 }

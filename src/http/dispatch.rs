@@ -6,6 +6,7 @@
 
 use super::ctx::{self, RequestCtx};
 use super::query::QueryParams;
+use super::request::{self, header, Req};
 use super::{error_response, handlers, response, AppState};
 use crate::auth::{self, AuthRequest};
 use crate::endpoint::Endpoint;
@@ -65,13 +66,6 @@ async fn read_body(mut body: Body, declared: Option<usize>) -> Result<Bytes, Api
     Ok(first.unwrap_or_else(|| Bytes::from(buf)))
 }
 
-/// A request after its head was understood: what handlers receive.
-pub struct Req {
-    pub headers: http::HeaderMap,
-    pub query: QueryParams,
-    pub body: Bytes,
-}
-
 /// Where the account came from.
 struct AccountRef {
     /// As written in the URL (may end in `-secondary`).
@@ -86,7 +80,7 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     let mut ctx = RequestCtx {
         request_id: ctx::new_request_id(),
         version: ctx::LATEST_VERSION.to_owned(),
-        client_request_id: ctx::client_request_id(&parts.headers),
+        client_request_id: request::client_request_id(&parts.headers),
         account: String::new(),
         secondary: false,
         base_url: String::new(),
@@ -97,7 +91,7 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     // cheaper than cloning every header.
     let method = parts.method.clone();
     let path = parts.uri.path().to_owned();
-    let origin = ctx::header(&parts.headers, "origin").map(str::to_owned);
+    let origin = header(&parts.headers, "origin").map(str::to_owned);
     let result = handle(&state, &mut ctx, &mut op, parts, body).await;
     let resp = match result {
         Ok(r) => r,
@@ -130,7 +124,7 @@ async fn handle(
     // while the client is still sending makes hyper drop the keep-alive connection, and
     // the client's next request on it fails. Its own error, if any, is reported only
     // after the checks below, so a bad signature still answers 403.
-    let declared = ctx::header(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
+    let declared = header(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
     let body = if declared.is_some_and(|n| n > DRAIN_LIMIT) {
         // not worth reading: answer at once and close the connection
         let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
@@ -147,12 +141,9 @@ async fn handle(
     ctx.version = ctx::check_version(&parts.headers, state.options.skip_api_version_check)?;
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, &parts, raw_path)?;
-    let host = ctx::header(&parts.headers, "host").unwrap_or("127.0.0.1").to_owned();
-    let (account, secondary) = match account_ref.url_name.strip_suffix("-secondary") {
-        Some(a) => (a.to_owned(), true),
-        None => (account_ref.url_name.clone(), false),
-    };
-    ctx.account = account;
+    let host = header(&parts.headers, "host").unwrap_or("127.0.0.1").to_owned();
+    let (account, secondary) = crate::endpoint::primary_account(&account_ref.url_name);
+    ctx.account = account.to_owned();
     ctx.secondary = secondary;
     let scheme = if state.options.https { "https" } else { "http" };
     ctx.base_url = match &account_ref.path_prefix {
@@ -164,9 +155,10 @@ async fn handle(
         None => raw_path,
     };
 
-    let method = effective_method(&parts)?;
+    let tunnel = parts.headers.get_all("x-http-method").iter().map(|v| v.to_str().ok());
+    let method = crate::endpoint::tunnelled_method(parts.method.as_str(), tunnel)?;
     let query = QueryParams::parse(parts.uri.query());
-    let endpoint = Endpoint::route(&method, rest, query.comp.as_deref(), query.restype.as_deref())?;
+    let endpoint = Endpoint::route(method, rest, query.comp.as_deref(), query.restype.as_deref())?;
     *op = endpoint.name();
 
     if endpoint != Endpoint::Preflight {
@@ -217,7 +209,7 @@ fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>
         e.auth_detail = Some(detail);
         e
     };
-    let date = ["x-ms-date", "date"].iter().find_map(|h| ctx::header(headers, h).filter(|v| !v.is_empty()));
+    let date = ["x-ms-date", "date"].iter().find_map(|h| header(headers, h).filter(|v| !v.is_empty()));
     // No date at all was refused by the signature check already.
     let Some(date) = date else { return Ok(()) };
     let Some(sent) = parse_request_date(date) else {
@@ -255,7 +247,7 @@ fn parse_request_date(date: &str) -> Option<chrono::DateTime<chrono::FixedOffset
 
 /// The token of an `Authorization: Bearer <token>` header.
 fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
-    ctx::header(headers, "authorization")?.strip_prefix("Bearer ")
+    header(headers, "authorization")?.strip_prefix("Bearer ")
 }
 
 /// `--oauth basic`: a structurally valid, current Entra ID token for storage grants every
@@ -329,10 +321,10 @@ fn add_cors_headers(
 /// first path segment).
 fn resolve_account(state: &AppState, parts: &Parts, raw_path: &str) -> Result<AccountRef, ApiError> {
     if !state.options.disable_product_style_url {
-        let host = ctx::header(&parts.headers, "host").unwrap_or("");
+        let host = header(&parts.headers, "host").unwrap_or("");
         let hostname = host.rsplit_once(':').map_or(host, |(h, _)| h);
         if let Some((label, _)) = hostname.split_once('.') {
-            let name = label.strip_suffix("-secondary").unwrap_or(label);
+            let (name, _) = crate::endpoint::primary_account(label);
             if hostname.parse::<std::net::IpAddr>().is_err() && state.accounts.get(name).is_some() {
                 return Ok(AccountRef { url_name: label.to_owned(), path_prefix: None });
             }
@@ -350,25 +342,6 @@ fn resolve_account(state: &AppState, parts: &Parts, raw_path: &str) -> Result<Ac
         url_name: segment.to_owned(),
         path_prefix: Some(raw_path[..leading + segment.len()].to_owned()),
     })
-}
-
-/// Applies `X-HTTP-Method` tunnelling: only on POST, once, with MERGE, PUT, DELETE or
-/// PATCH.
-fn effective_method(parts: &Parts) -> Result<String, ApiError> {
-    let mut values = parts.headers.get_all("x-http-method").iter();
-    let Some(first) = values.next() else {
-        return Ok(parts.method.as_str().to_owned());
-    };
-    if values.next().is_some() || first.to_str().is_ok_and(|v| v.contains(',')) {
-        return Err(ApiError::new(ErrorCode::XMethodIncorrectCount));
-    }
-    if parts.method != http::Method::POST {
-        return Err(ApiError::new(ErrorCode::XMethodNotUsingPost));
-    }
-    match first.to_str().map(str::trim) {
-        Ok(m @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => Ok(m.to_owned()),
-        _ => Err(ApiError::new(ErrorCode::XMethodIncorrectValue)),
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod dispatch;
 mod error_response;
 mod handlers;
 pub mod query;
+mod request;
 mod response;
 mod server;
 mod tls;

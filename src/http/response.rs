@@ -2,6 +2,7 @@
 //! `x-ms-version`, `Date`, client request id echo, ...) and small constructors.
 
 use super::ctx::RequestCtx;
+use crate::odata::Prefer;
 use axum::body::Body;
 use axum::response::Response;
 use http::header::{HeaderName, HeaderValue};
@@ -81,19 +82,16 @@ pub fn no_content(headers: &[(&'static str, String)]) -> Response {
 /// client sent `Prefer: return-no-content`; `Preference-Applied` only when it sent
 /// `Prefer` at all.
 pub fn created(
-    prefer: Option<super::ctx::Prefer>,
+    prefer: Option<Prefer>,
     mut headers: Vec<(&'static str, String)>,
     md: crate::odata::Metadata,
     body: impl FnOnce() -> Vec<u8>,
 ) -> Response {
-    use super::ctx::Prefer;
-    match prefer {
-        Some(Prefer::ReturnNoContent) => {
-            headers.push(("preference-applied", "return-no-content".into()));
+    if let Some(p) = prefer {
+        headers.push(("preference-applied", p.applied().into()));
+        if p == Prefer::ReturnNoContent {
             return no_content(&headers);
         }
-        Some(Prefer::ReturnContent) => headers.push(("preference-applied", "return-content".into())),
-        None => {}
     }
     headers.push(("content-type", md.content_type().to_owned()));
     build(StatusCode::CREATED, &headers, body())

@@ -14,6 +14,17 @@ pub struct Entity {
     pub properties: Vec<(String, EdmValue)>,
 }
 
+/// The size charged against the 1 MiB entity limit: keys and property names as UTF-16
+/// (2 bytes a unit), 8 bytes for Timestamp, plus [`EdmValue::stored_size`] of each value.
+/// Request bodies are checked with it as sent, merged entities as they will be stored.
+pub fn data_size(partition_key: &str, row_key: &str, properties: &[(String, EdmValue)]) -> usize {
+    let utf16 = |s: &str| super::edm::utf16_len(s) * 2;
+    utf16(partition_key)
+        + utf16(row_key)
+        + 8
+        + properties.iter().map(|(n, v)| utf16(n) + v.stored_size()).sum::<usize>()
+}
+
 impl Entity {
     /// Returns a custom property by name.
     pub fn get(&self, name: &str) -> Option<&EdmValue> {

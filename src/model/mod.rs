@@ -1,12 +1,19 @@
-//! Domain types shared by every layer: entities, Edm values, names, timestamps and
-//! continuation tokens. No I/O, no HTTP, no storage engine.
+//! Domain types shared by every layer: entities, Edm values, names, timestamps,
+//! continuation tokens, key ranges, the row a filter reads and stored access policies.
+//! No I/O, no HTTP, no storage engine.
 
 pub mod continuation;
 pub mod edm;
 pub mod entity;
+pub mod key_range;
 pub mod names;
+pub mod policy;
+pub mod row;
 pub mod time;
 
 pub use edm::{EdmRef, EdmType, EdmValue};
 pub use entity::Entity;
+pub use key_range::{utf16_cmp, KeyBound, KeyRange};
+pub use policy::AccessPolicy;
+pub use row::Row;
 pub use time::Ticks;

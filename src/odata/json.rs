@@ -26,7 +26,7 @@
 //! here because serde_json would silently keep the last), `PropertyNameInvalid`,
 //! `PropertyNameTooLong`, `TooManyProperties` (> 252 custom), `PropertyValueTooLarge`
 //! (string > 32K UTF-16 units, binary > 64 KiB), `EntityTooLarge` (see
-//! [`entity_data_size`]), `InvalidInput` for everything malformed.
+//! [`crate::model::entity::data_size`]), `InvalidInput` for everything malformed.
 //!
 //! The body is read in one pass into its members, in order (strings borrowed from the
 //! body unless they have escapes; arrays and objects read in full, then dropped), not
@@ -45,7 +45,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::edm::{parse_guid, utf16_len};
+use crate::model::edm::parse_guid;
 use crate::model::names::{validate_property_name, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES, MAX_VALUE_BYTES};
 use crate::model::{EdmType, EdmValue, Ticks};
 
@@ -259,7 +259,7 @@ pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
                     continue;
                 }
                 let v = typed_value(&name, value, declared)?;
-                if matches!(v, EdmValue::String(_) | EdmValue::Binary(_)) && value_size(&v) > MAX_VALUE_BYTES
+                if matches!(v, EdmValue::String(_) | EdmValue::Binary(_)) && v.stored_size() > MAX_VALUE_BYTES
                 {
                     return Err(ApiError::new(ErrorCode::PropertyValueTooLarge));
                 }
@@ -271,7 +271,7 @@ pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
     if out.properties.len() > MAX_CUSTOM_PROPERTIES {
         return Err(ApiError::new(ErrorCode::TooManyProperties));
     }
-    let size = entity_data_size(
+    let size = crate::model::entity::data_size(
         out.partition_key.as_deref().unwrap_or(""),
         out.row_key.as_deref().unwrap_or(""),
         &out.properties,
@@ -365,24 +365,6 @@ fn fingerprint(name: &str) -> u64 {
         },
     };
     head ^ tail.rotate_left(29) ^ (b.len() as u64).rotate_right(7)
-}
-
-/// The size charged against the 1 MiB entity limit: keys and property names as UTF-16
-/// (2 bytes a unit), 8 bytes for Timestamp, plus [`EdmValue::stored_size`] of each value.
-/// The same formula as the service layer's check on merged entities.
-pub fn entity_data_size(partition_key: &str, row_key: &str, properties: &[(String, EdmValue)]) -> usize {
-    utf16_len(partition_key) * 2
-        + utf16_len(row_key) * 2
-        + 8
-        + properties.iter().map(|(n, v)| utf16_len(n) * 2 + value_size(v)).sum::<usize>()
-}
-
-/// [`EdmValue::stored_size`], with a faster count of a string's UTF-16 units.
-fn value_size(v: &EdmValue) -> usize {
-    match v {
-        EdmValue::String(s) => utf16_len(s) * 2,
-        _ => v.stored_size(),
-    }
 }
 
 /// Reads the value of an `X@odata.type` annotation.
@@ -510,6 +492,7 @@ mod tests {
     //! validation, the linear name index, the UTF-16 count) must not change.
 
     use super::*;
+    use crate::model::edm::utf16_len;
 
     fn err(body: &[u8]) -> ApiError {
         parse_entity(body).expect_err("expected an error")
@@ -521,13 +504,10 @@ mod tests {
         {
             assert_eq!(utf16_len(s), s.encode_utf16().count(), "{s:?}");
             let v = EdmValue::String(s.repeat(3));
-            assert_eq!(value_size(&v), v.stored_size(), "{s:?}");
-        }
-        for v in [EdmValue::Int32(1), EdmValue::Binary(vec![1, 2, 3]), EdmValue::Guid([0; 16])] {
-            assert_eq!(value_size(&v), v.stored_size());
+            assert_eq!(v.stored_size(), s.repeat(3).encode_utf16().count() * 2, "{s:?}");
         }
         let props = vec![("é😀".to_owned(), EdmValue::String("😀x".into()))];
-        assert_eq!(entity_data_size("pé", "😀", &props), 4 + 4 + 8 + 6 + 6);
+        assert_eq!(crate::model::entity::data_size("pé", "😀", &props), 4 + 4 + 8 + 6 + 6);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! [`table_feed`], [`error_body`]). Pure: no I/O, no async.
 
 pub mod json;
+mod prefer;
 mod render;
 
 #[cfg(test)]
@@ -14,9 +15,11 @@ mod render_tests;
 mod tests;
 
 pub use json::{
-    entity_data_size, entity_feed, entity_path, entity_response, error_body, parse_entity, parse_table_name,
-    table_feed, table_response, ParsedEntity, Urls,
+    entity_feed, entity_path, entity_response, error_body, parse_entity, parse_table_name, table_feed,
+    table_response, ParsedEntity, Urls,
 };
+
+pub use prefer::Prefer;
 
 use crate::error::{ApiError, ErrorCode};
 

@@ -333,5 +333,5 @@ fn entity_size_limit() {
     assert!(parse(&object_with(17, &big)).is_ok()); // ~1.02 MB decimal, < 1 MiB
     assert_eq!(code(parse(&object_with(18, &big))), ErrorCode::EntityTooLarge);
     let props = vec![("ab".to_owned(), EdmValue::Int32(1))];
-    assert_eq!(entity_data_size("p", "rk", &props), 2 + 4 + 8 + 4 + 4);
+    assert_eq!(crate::model::entity::data_size("p", "rk", &props), 2 + 4 + 8 + 4 + 4);
 }

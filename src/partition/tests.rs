@@ -1,8 +1,20 @@
 //! Unit tests of the partition server over the in-memory store.
 
+use super::scan::HeapCursor;
 use super::*;
-use crate::model::{EdmValue, Ticks};
+use crate::model::{EdmValue, Entity, KeyBound, KeyRange, Ticks};
 use crate::store::mem::MemStore;
+
+/// A scan of table `tbl` of account `a`.
+fn scan<'a>(
+    range: &'a KeyRange,
+    resume: Option<(&'a str, &'a str)>,
+    limit: usize,
+    max_examined: usize,
+    needs: Option<&'a Needs>,
+) -> Scan<'a> {
+    Scan { account: "a", table: "tbl", range, resume, limit, max_examined, needs }
+}
 
 fn parts() -> Partitions {
     Partitions::new(Arc::new(MemStore::new()))
@@ -61,7 +73,7 @@ fn delete_table_drops_entities_and_recreate_is_empty() {
     p.create_table("a", "TBL").unwrap();
     assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
     assert_eq!(p.lookup_table("a", "tbl").unwrap().unwrap().name, "TBL");
-    let page = p.scan_entities("a", "tbl", &ScanRange::default(), None, 10, 100, |_| true).unwrap();
+    let page = p.scan_entities(&scan(&KeyRange::unbounded(), None, 10, 100, None), |_| true).unwrap();
     assert!(page.entities.is_empty());
 }
 
@@ -191,12 +203,13 @@ fn scan_pages_in_key_order_with_continuation() {
     loop {
         let page = p
             .scan_entities(
-                "a",
-                "tbl",
-                &ScanRange::default(),
-                start.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-                4,
-                100,
+                &scan(
+                    &KeyRange::unbounded(),
+                    start.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+                    4,
+                    100,
+                    None,
+                ),
                 |_| true,
             )
             .unwrap();
@@ -259,26 +272,29 @@ fn ranged_scans_respect_positions() {
             .unwrap();
         }
     }
-    let scan = |from: Option<KeyPos>, to: Option<KeyPos>, resume: Option<(&str, &str)>| {
-        let range = ScanRange { from, to, needs: None };
-        p.scan_entities("a", "tbl", &range, resume, 100, 1000, |_| true)
+    let scan = |lower: Option<KeyBound>, upper: Option<KeyBound>, resume: Option<(&str, &str)>| {
+        let range = KeyRange { lower, upper };
+        p.scan_entities(&scan(&range, resume, 100, 1000, None), |_| true)
             .unwrap()
             .entities
             .into_iter()
             .map(|e| format!("{}{}", e.partition_key, e.row_key))
             .collect::<Vec<_>>()
     };
-    let row = |pk: &str, rk: &str, after| KeyPos::Row { pk: pk.into(), rk: rk.into(), after };
-    let ps = |pk: &str| KeyPos::PartitionStart(pk.into());
-    let pe = |pk: &str| KeyPos::PartitionEnd(pk.into());
-    assert_eq!(scan(Some(ps("b")), Some(pe("b")), None), ["b1", "b2", "b3"]);
-    assert_eq!(scan(Some(row("b", "2", false)), Some(row("c", "1", true)), None), ["b2", "b3", "c1"]);
-    assert_eq!(scan(Some(row("b", "2", true)), Some(row("c", "1", false)), None), ["b3"]);
-    assert_eq!(scan(Some(pe("a")), Some(ps("c")), None), ["b1", "b2", "b3"]);
-    assert_eq!(scan(Some(ps("b")), Some(pe("b")), Some(("b", "3"))), ["b3"]);
-    assert_eq!(scan(Some(ps("b")), Some(pe("b")), Some(("a", "9"))), ["b1", "b2", "b3"]);
-    assert!(scan(Some(ps("c")), Some(pe("a")), None).is_empty());
-    assert!(scan(Some(ps("b")), Some(pe("b")), Some(("c", "1"))).is_empty());
+    let b = |pk: &str, rk: Option<&str>, inclusive| {
+        Some(KeyBound { pk: pk.into(), rk: rk.map(Into::into), inclusive })
+    };
+    // a whole partition: from its first row, through its last
+    let (ps, pe) = (|pk| b(pk, None, true), |pk| b(pk, None, true));
+    assert_eq!(scan(ps("b"), pe("b"), None), ["b1", "b2", "b3"]);
+    assert_eq!(scan(b("b", Some("2"), true), b("c", Some("1"), true), None), ["b2", "b3", "c1"]);
+    assert_eq!(scan(b("b", Some("2"), false), b("c", Some("1"), false), None), ["b3"]);
+    // after partition a's last row, before partition c's first
+    assert_eq!(scan(b("a", None, false), b("c", None, false), None), ["b1", "b2", "b3"]);
+    assert_eq!(scan(ps("b"), pe("b"), Some(("b", "3"))), ["b3"]);
+    assert_eq!(scan(ps("b"), pe("b"), Some(("a", "9"))), ["b1", "b2", "b3"]);
+    assert!(scan(ps("c"), pe("a"), None).is_empty());
+    assert!(scan(ps("b"), pe("b"), Some(("c", "1"))).is_empty());
 }
 
 /// An entity whose `big` (a heap value when present) and `n` always agree.
@@ -324,27 +340,25 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                         0 => p.get_entity("a", "tbl", "p", "r").unwrap().into_iter().collect(),
                         // no filter: heaps come from the cursor in step with the heads
                         3 => {
-                            p.scan_entities("a", "tbl", &ScanRange::default(), None, 10, 100, |_| true)
+                            p.scan_entities(&scan(&KeyRange::unbounded(), None, 10, 100, None), |_| true)
                                 .unwrap()
                                 .entities
                         }
                         // a filter on the keys only: heaps from the cursor too
                         4 => {
-                            let range = ScanRange {
-                                needs: Some(Needs { properties: Vec::new(), keys: true }),
-                                ..ScanRange::default()
-                            };
-                            p.scan_entities("a", "tbl", &range, None, 10, 100, |row| row.row_key() == "r")
-                                .unwrap()
-                                .entities
+                            let needs = Needs { properties: Vec::new(), keys: true };
+                            let all = KeyRange::unbounded();
+                            p.scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {
+                                row.row_key() == "r"
+                            })
+                            .unwrap()
+                            .entities
                         }
                         n => {
                             let props = if n == 1 { vec!["big".to_owned()] } else { vec!["n".to_owned()] };
-                            let range = ScanRange {
-                                needs: Some(Needs { properties: props, keys: true }),
-                                ..ScanRange::default()
-                            };
-                            p.scan_entities("a", "tbl", &range, None, 10, 100, |row| {
+                            let needs = Needs { properties: props, keys: true };
+                            let all = KeyRange::unbounded();
+                            p.scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {
                                 row.row_key() == "r"
                                     && (n != 1
                                         || row.property("big").is_some()
@@ -730,7 +744,9 @@ fn legacy_heaps_move_into_their_tables(store: Arc<dyn Store>) {
         for e in written.iter().step_by(97) {
             assert_eq!(p.get_entity("a", table, "p", &e.row_key).unwrap().as_ref(), Some(e));
         }
-        let page = p.scan_entities("a", table, &ScanRange::default(), None, 5000, 5000, |_| true).unwrap();
+        let all = KeyRange::unbounded();
+        let whole = Scan { table, ..scan(&all, None, 5000, 5000, None) };
+        let page = p.scan_entities(&whole, |_| true).unwrap();
         assert_eq!(page.entities, written[..2100], "a scan reads every heap in step with its head");
     }
     // deleting a table now removes its heaps with its heads

@@ -100,7 +100,7 @@ impl<'a> Txn<'a> {
             return Ok(None);
         }
         // The partition lock is held: head and heap cannot be torn.
-        let read = super::read_entity(self.store, &key, pk, rk).map_err(super::torn_is_corrupt)?;
+        let read = super::read::read_locked(self.store, &key, pk, rk)?;
         self.stored_heap.borrow_mut().insert(key, read.as_ref().is_some_and(|(_, heap)| *heap));
         Ok(read.map(|(e, _)| e))
     }

@@ -6,8 +6,8 @@
 //! (`xml::acl::write_acl`, `StorageServiceProperties::write`), so a Get is one read.
 
 use super::{ServiceError, TableService};
-use crate::auth::AccessPolicy;
 use crate::error::{ApiError, ErrorCode};
+use crate::model::AccessPolicy;
 use crate::model::Ticks;
 use crate::partition::PartitionError;
 use crate::store::StoreError;

@@ -1,9 +1,9 @@
-//! Entity group transactions: validate every operation first (keys, one
-//! PartitionKey, each row once), then run them in order inside one partition
+//! Entity group transactions: validate every operation first (the caller's rows, keys,
+//! one PartitionKey, each row once), then run them in order inside one partition
 //! transaction, so the batch commits atomically or not at all.
 
-use super::entities::{apply_delete, check_keys};
-use super::{Condition, NewEntity, ServiceError, TableService};
+use super::entities::apply_delete;
+use super::{Caller, Condition, NewEntity, ServiceError, TableService};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::Entity;
 use crate::partition::PartitionError;
@@ -59,12 +59,13 @@ impl From<PartitionError> for BatchFailure {
 
 impl TableService {
     /// Runs a change set atomically against one table.
-    pub async fn execute_batch(
+    pub async fn execute_batch<'a>(
         &self,
-        account: &str,
+        caller: impl Into<Caller<'a>>,
         table: &str,
         actions: Vec<BatchAction>,
     ) -> Result<Vec<BatchOutcome>, BatchFailure> {
+        let caller = caller.into();
         let fail = |index: usize, error: ServiceError| BatchFailure { index, error };
         let Some(first) = actions.first() else {
             return Ok(Vec::new());
@@ -73,7 +74,7 @@ impl TableService {
         let mut seen = HashSet::default();
         for (i, action) in actions.iter().enumerate() {
             let (apk, ark) = action.keys();
-            check_keys(apk, ark).map_err(|e| fail(i, e))?;
+            caller.admits(apk, ark).map_err(|e| fail(i, e))?;
             if apk != pk {
                 return Err(fail(
                     i,
@@ -89,7 +90,7 @@ impl TableService {
             }
         }
         self.parts
-            .transact_in_turn(account, table, &pk, |txn| {
+            .transact_in_turn(caller.account, table, &pk, |txn| {
                 // Inserts into a new partition then need no lookup per row.
                 txn.learn_absent(&pk, actions.iter().map(|a| a.keys().1)).map_err(|e| fail(0, e.into()))?;
                 let mut out = Vec::with_capacity(actions.len());

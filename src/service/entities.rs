@@ -2,12 +2,12 @@
 //! UpdateEntity, MergeEntity, DeleteEntity, InsertOrReplaceEntity and
 //! InsertOrMergeEntity.
 
-use super::{ServiceError, TableService};
+use super::{Caller, ServiceError, TableService};
 use crate::error::{ApiError, ErrorCode};
-use crate::filter::{self, Expr, KeyBound, KeyRange};
+use crate::filter::{self, Expr};
 use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
-use crate::model::{EdmValue, Entity};
-use crate::partition::{KeyPos, Needs, ScanRange, Txn, SCAN_TIME_BUDGET};
+use crate::model::{EdmValue, Entity, KeyRange, Row};
+use crate::partition::{Needs, Scan, Txn, SCAN_TIME_BUDGET};
 
 /// An entity as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,9 +37,6 @@ pub struct QueryEntities {
     pub top: usize,
     /// `$filter`, already parsed.
     pub filter: Option<Expr>,
-    /// The rows the caller may see (a table SAS's key range): rows outside are never
-    /// scanned. `None`: every row.
-    pub within: Option<KeyRange>,
 }
 
 /// A page of Query Entities.
@@ -64,12 +61,7 @@ fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
     if e.properties.len() > MAX_CUSTOM_PROPERTIES {
         return Err(ApiError::new(ErrorCode::TooManyProperties).into());
     }
-    let utf16 = |s: &str| crate::model::edm::utf16_len(s) * 2;
-    let size = utf16(&e.partition_key)
-        + utf16(&e.row_key)
-        + 8
-        + e.properties.iter().map(|(n, v)| utf16(n) + v.stored_size()).sum::<usize>();
-    if size > MAX_ENTITY_BYTES {
+    if crate::model::entity::data_size(&e.partition_key, &e.row_key, &e.properties) > MAX_ENTITY_BYTES {
         return Err(ApiError::new(ErrorCode::EntityTooLarge).into());
     }
     Ok(())
@@ -93,20 +85,28 @@ fn check_condition(current: Option<&Entity>, cond: &Condition) -> Result<(), Ser
 
 impl TableService {
     /// Point query: `GET /table(PartitionKey='..',RowKey='..')`.
-    pub fn get_entity(&self, account: &str, table: &str, pk: &str, rk: &str) -> Result<Entity, ServiceError> {
-        self.parts.get_entity(account, table, pk, rk)?.ok_or(ServiceError::ResourceNotFound)
+    pub fn get_entity<'a>(
+        &self,
+        caller: impl Into<Caller<'a>>,
+        table: &str,
+        pk: &str,
+        rk: &str,
+    ) -> Result<Entity, ServiceError> {
+        let caller = caller.into();
+        caller.check_row(pk, rk)?;
+        self.parts.get_entity(caller.account, table, pk, rk)?.ok_or(ServiceError::ResourceNotFound)
     }
 
     /// Query Entities: a page of the entities matching the filter, in key order. The
-    /// filter's key ranges narrow the scan; the filter itself is applied to every
-    /// entity scanned.
-    pub fn query_entities(
+    /// filter's key ranges, narrowed to the caller's rows, bound the scan; the filter
+    /// itself is applied to every entity scanned.
+    pub fn query_entities<'a>(
         &self,
-        account: &str,
+        caller: impl Into<Caller<'a>>,
         table: &str,
         q: &QueryEntities,
     ) -> Result<EntityPage, ServiceError> {
-        self.query_entities_within(account, table, q, MAX_EXAMINED_PER_PAGE)
+        self.query_entities_within(caller.into(), table, q, MAX_EXAMINED_PER_PAGE)
     }
 
     /// [`Self::query_entities`] with the number of entities a page may examine.
@@ -120,19 +120,16 @@ impl TableService {
     /// continuation when none is left.
     pub(super) fn query_entities_within(
         &self,
-        account: &str,
+        caller: Caller<'_>,
         table: &str,
         q: &QueryEntities,
         max_examined: usize,
     ) -> Result<EntityPage, ServiceError> {
-        let mut ranges = match &q.filter {
+        let account = caller.account;
+        let ranges = caller.narrow(match &q.filter {
             Some(f) => filter::plan::plan_ranges(f),
             None => vec![KeyRange::unbounded()],
-        };
-        if let Some(within) = &q.within {
-            ranges =
-                ranges.into_iter().map(|r| r.intersect(within.clone())).filter(|r| !r.is_empty()).collect();
-        }
+        });
         let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
         // the filter reads only these properties: rows it rejects are never fully decoded
         let needs = q.filter.as_ref().map(|f| Needs { properties: f.property_names(), keys: f.reads_keys() });
@@ -144,20 +141,24 @@ impl TableService {
             if start.is_some_and(|(pk, rk)| range.ends_before(pk, rk)) {
                 continue;
             }
-            let scan = ScanRange {
-                from: range.lower.as_ref().map(lower_pos),
-                to: range.upper.as_ref().map(upper_pos),
-                needs: needs.clone(),
-            };
             let limit = q.top.saturating_sub(page.entities.len());
             let budget =
                 if started.elapsed() >= SCAN_TIME_BUDGET { 0 } else { max_examined.saturating_sub(examined) };
+            let scan = Scan {
+                account,
+                table,
+                range,
+                resume: start,
+                limit,
+                max_examined: budget,
+                needs: needs.as_ref(),
+            };
             let mut seen = 0usize;
-            let keep = |row: &dyn filter::Row| {
+            let keep = |row: &dyn Row| {
                 seen += 1;
                 q.filter.as_ref().is_none_or(|f| filter::eval_row(f, row))
             };
-            let part = self.parts.scan_entities(account, table, &scan, start, limit, budget, keep)?;
+            let part = self.parts.scan_entities(&scan, keep)?;
             scanned = true;
             examined += seen;
             page.entities.extend(part.entities);
@@ -173,54 +174,54 @@ impl TableService {
     }
 
     /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.
-    pub async fn insert_entity(
+    pub async fn insert_entity<'a>(
         &self,
-        account: &str,
+        caller: impl Into<Caller<'a>>,
         table: &str,
         new: NewEntity,
     ) -> Result<Entity, ServiceError> {
-        check_keys(&new.partition_key, &new.row_key)?;
+        let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new)).await
     }
 
     /// Update Entity (replace) or, with [`Condition::Upsert`], Insert Or Replace Entity.
-    pub async fn update_entity(
+    pub async fn update_entity<'a>(
         &self,
-        account: &str,
+        caller: impl Into<Caller<'a>>,
         table: &str,
         new: NewEntity,
         cond: &Condition,
     ) -> Result<Entity, ServiceError> {
-        check_keys(&new.partition_key, &new.row_key)?;
+        let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond)).await
     }
 
     /// Merge Entity or, with [`Condition::Upsert`], Insert Or Merge Entity: sent
     /// properties replace or extend the stored ones; nothing is removed.
-    pub async fn merge_entity(
+    pub async fn merge_entity<'a>(
         &self,
-        account: &str,
+        caller: impl Into<Caller<'a>>,
         table: &str,
         new: NewEntity,
         cond: &Condition,
     ) -> Result<Entity, ServiceError> {
-        check_keys(&new.partition_key, &new.row_key)?;
+        let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond)).await
     }
 
     /// Delete Entity; `cond` must be [`Condition::Exists`] or [`Condition::Etag`].
-    pub async fn delete_entity(
+    pub async fn delete_entity<'a>(
         &self,
-        account: &str,
+        caller: impl Into<Caller<'a>>,
         table: &str,
         pk: &str,
         rk: &str,
         cond: &Condition,
     ) -> Result<(), ServiceError> {
-        check_keys(pk, rk)?;
+        let Caller { account, .. } = caller.into().admits(pk, rk)?;
         self.parts.transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond)).await
     }
 
@@ -296,22 +297,4 @@ pub(super) fn apply_delete(
     check_condition(current.as_ref(), cond)?;
     txn.delete(pk, rk);
     Ok(())
-}
-
-/// Where a planner lower bound starts in key order.
-fn lower_pos(b: &KeyBound) -> KeyPos {
-    match &b.rk {
-        Some(rk) => KeyPos::Row { pk: b.pk.clone(), rk: rk.clone(), after: !b.inclusive },
-        None if b.inclusive => KeyPos::PartitionStart(b.pk.clone()),
-        None => KeyPos::PartitionEnd(b.pk.clone()),
-    }
-}
-
-/// Where a planner upper bound ends in key order.
-fn upper_pos(b: &KeyBound) -> KeyPos {
-    match &b.rk {
-        Some(rk) => KeyPos::Row { pk: b.pk.clone(), rk: rk.clone(), after: b.inclusive },
-        None if b.inclusive => KeyPos::PartitionEnd(b.pk.clone()),
-        None => KeyPos::PartitionStart(b.pk.clone()),
-    }
 }

@@ -1,6 +1,6 @@
 //! [`ServiceError`]: the domain outcomes of an operation.
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::partition::PartitionError;
 use crate::store::StoreError;
 
@@ -49,5 +49,26 @@ impl From<ApiError> for ServiceError {
 impl From<crate::model::names::NameError> for ServiceError {
     fn from(e: crate::model::names::NameError) -> Self {
         ServiceError::Invalid(e.into())
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    /// The wire error of each outcome; a storage failure is logged and answered 500
+    /// `InternalError` without the engine's text.
+    fn from(e: ServiceError) -> Self {
+        use ServiceError as S;
+        match e {
+            S::TableNotFound => ApiError::new(ErrorCode::TableNotFound),
+            S::TableAlreadyExists => ApiError::new(ErrorCode::TableAlreadyExists),
+            S::ResourceNotFound => ApiError::new(ErrorCode::ResourceNotFound),
+            S::EntityAlreadyExists => ApiError::new(ErrorCode::EntityAlreadyExists),
+            S::ConditionNotSatisfied => ApiError::new(ErrorCode::UpdateConditionNotSatisfied),
+            S::Invalid(api) => api,
+            S::Store(source) => {
+                // The engine's error goes to the log, never to the client.
+                tracing::error!(error = %source, "storage failure");
+                ApiError::new(ErrorCode::InternalError)
+            }
+        }
     }
 }

@@ -5,11 +5,13 @@
 
 mod access;
 mod batch;
+mod caller;
 mod entities;
 mod error;
 mod tables;
 
 pub use batch::{BatchAction, BatchFailure, BatchOutcome};
+pub use caller::Caller;
 pub use entities::{Condition, EntityPage, NewEntity, QueryEntities};
 pub use error::ServiceError;
 

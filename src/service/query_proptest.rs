@@ -4,12 +4,13 @@
 //! [`filter::eval`] over all entities returns, in (PartitionKey, RowKey) UTF-16 order,
 //! each entity once. Also with a tiny per-page examination budget, so pages cut by the
 //! budget (often empty, with a continuation) are exercised, and under a random key range
-//! (a table SAS's `within`), which must hide every row outside it; plus a few fixed cases
+//! (a table SAS's key range, the caller's rows), which must hide every row outside it; plus a few fixed cases
 //! of scans over a union of key ranges.
 
 use super::*;
-use crate::filter::{self, CmpOp, Expr, KeyBound, KeyRange};
+use crate::filter::{self, CmpOp, Expr};
 use crate::model::{EdmValue, Entity, Ticks};
+use crate::model::{KeyBound, KeyRange};
 use crate::store::mem::MemStore;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -126,9 +127,9 @@ fn page_through(
     let mut start: Option<(String, String)> = None;
     for pages in 1..=10_000 {
         let top = tops[pages % tops.len()];
-        let q = QueryEntities { start: start.clone(), top, filter: filter.cloned(), within: within.cloned() };
+        let q = QueryEntities { start: start.clone(), top, filter: filter.cloned() };
         let page = s
-            .query_entities_within(ACCT, TABLE, &q, budget)
+            .query_entities_within(Caller { account: ACCT, rows: within }, TABLE, &q, budget)
             .map_err(|e| TestCaseError::fail(format!("query failed: {e:?}")))?;
         prop_assert!(page.entities.len() <= top, "page of {} for top {}", page.entities.len(), top);
         if page.next.is_some() && page.entities.is_empty() {
@@ -230,8 +231,8 @@ fn query(
 ) -> EntityPage {
     let filter = filter::parse(filter).expect("filter parses");
     let start = start.map(|(p, r)| (p.to_owned(), r.to_owned()));
-    let q = QueryEntities { start, top, filter: Some(filter), within: None };
-    s.query_entities_within(ACCT, TABLE, &q, budget).expect("query")
+    let q = QueryEntities { start, top, filter: Some(filter) };
+    s.query_entities_within(ACCT.into(), TABLE, &q, budget).expect("query")
 }
 
 fn keys(page: &EntityPage) -> Vec<(&str, &str)> {
@@ -316,6 +317,6 @@ fn a_resume_point_skips_earlier_ranges() {
     assert_eq!((page.entities.len(), page.next), (0, None));
     // ...which still needs the table to exist.
     let start = Some(("zz".into(), String::new()));
-    let q = QueryEntities { start, top: 10, filter: filter::parse(f).ok(), within: None };
+    let q = QueryEntities { start, top: 10, filter: filter::parse(f).ok() };
     assert!(matches!(s.query_entities(ACCT, "nope", &q), Err(ServiceError::TableNotFound)));
 }

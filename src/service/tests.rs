@@ -106,3 +106,41 @@ fn merged_entity_limits_apply() {
     assert_eq!(code(e), ErrorCode::TooManyProperties);
     assert_eq!(s.get_entity("acct", "tbl", "p", "r").unwrap().properties.len(), 200);
 }
+
+/// A table SAS's key range, enforced on the keys each operation ends up with: refused
+/// operations write nothing, a query sees only the range, and a batch fails at the first
+/// operation outside it.
+#[test]
+fn the_callers_rows_bound_every_entity_operation() {
+    use crate::model::{KeyBound, KeyRange};
+    let s = svc();
+    s.insert_entity("acct", "tbl", new("p", "b", vec![("v", EdmValue::Int32(1))])).wait().unwrap();
+    // rows of partition p from "m" on
+    let rows = KeyRange {
+        lower: Some(KeyBound { pk: "p".into(), rk: Some("m".into()), inclusive: true }),
+        upper: None,
+    };
+    let caller = Caller { account: "acct", rows: Some(&rows) };
+    let refused = |e: ServiceError| assert_eq!(code(e), ErrorCode::AuthorizationFailure);
+
+    refused(s.insert_entity(caller, "tbl", new("p", "a", vec![])).wait().unwrap_err());
+    refused(s.get_entity(caller, "tbl", "p", "a").unwrap_err());
+    let v2 = || new("p", "a", vec![("v", EdmValue::Int32(2))]);
+    refused(s.update_entity(caller, "tbl", v2(), &Condition::Upsert).wait().unwrap_err());
+    refused(s.merge_entity(caller, "tbl", v2(), &Condition::Upsert).wait().unwrap_err());
+    refused(s.delete_entity(caller, "tbl", "p", "a", &Condition::Exists).wait().unwrap_err());
+    assert_eq!(code(s.get_entity("acct", "tbl", "p", "a").unwrap_err()), ErrorCode::ResourceNotFound);
+
+    s.insert_entity(caller, "tbl", new("p", "x", vec![])).wait().unwrap();
+    let page = s.query_entities(caller, "tbl", &QueryEntities { top: 1000, ..Default::default() }).unwrap();
+    let keys: Vec<&str> = page.entities.iter().map(|e| e.row_key.as_str()).collect();
+    assert_eq!(keys, ["x"], "rows outside the range are never returned");
+
+    let batch = vec![
+        BatchAction::Insert(new("p", "y", vec![])),
+        BatchAction::Delete { partition_key: "p".into(), row_key: "a".into(), cond: Condition::Exists },
+    ];
+    let failure = s.execute_batch(caller, "tbl", batch).wait().unwrap_err();
+    assert_eq!((failure.index, code(failure.error)), (1, ErrorCode::AuthorizationFailure));
+    assert_eq!(code(s.get_entity("acct", "tbl", "p", "y").unwrap_err()), ErrorCode::ResourceNotFound);
+}

@@ -10,7 +10,7 @@
 //! 0x02 table_id(u64 big-endian) 0xFF enc(pk) enc(rk) entity heap: the long values of the entity
 //! 0x03 enc(account) enc(lowercase(table))       table ACL (the Get Table ACL XML body)
 //! 0x04 enc(account)                             service properties (the Get Table Service Properties XML body)
-//! 0x05 table_id(u64 big-endian) enc(pk) enc(rk) legacy entity heap (builds before session 6;
+//! 0x05 table_id(u64 big-endian) enc(pk) enc(rk) legacy entity heap (the earlier layout;
 //!                                               moved by `partition::move_legacy_heaps`)
 //! ```
 //!

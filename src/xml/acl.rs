@@ -12,14 +12,15 @@
 //!
 //! Rules (Set Table ACL): at most 5 identifiers; `Id` 1–64 characters; `AccessPolicy` and
 //! each of its children optional (the SDKs omit unset fields; an empty element counts as
-//! absent); `Start`/`Expiry` in the ISO 8601 forms of [`crate::auth::sas::parse_time`];
+//! absent); `Start`/`Expiry` in the ISO 8601 forms of [`crate::model::policy::parse_time`];
 //! `Permission` only letters from `raud`. An empty body clears the ACL. Every violation is
 //! 400 `InvalidXmlDocument` (Azurite uses that code for the count and permission checks).
 //! Times are written back with seven fractional digits, as the service does.
 
 use super::{bad_value, invalid_xml, parse_document, push_leaf, Element, XML_DECL};
-use crate::auth::sas::{parse_time, AccessPolicy};
 use crate::error::ApiError;
+use crate::model::policy::parse_time;
+use crate::model::AccessPolicy;
 use crate::model::Ticks;
 
 /// Most stored access policies per table.

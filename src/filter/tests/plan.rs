@@ -2,8 +2,9 @@
 
 use super::p;
 use crate::filter::plan::{plan_ranges, MAX_RANGES};
-use crate::filter::{plan, CmpOp, Expr, KeyBound, KeyRange};
+use crate::filter::{plan, CmpOp, Expr};
 use crate::model::EdmValue;
+use crate::model::{KeyBound, KeyRange};
 
 fn b(pk: &str, rk: Option<&str>, inclusive: bool) -> Option<KeyBound> {
     Some(KeyBound { pk: pk.into(), rk: rk.map(String::from), inclusive })

@@ -7,7 +7,7 @@
 //! core-client parses by the response `Content-Type` and its default error mapper is the
 //! same `odata.error` shape), and one error renderer stays one.
 
-use super::super::dispatch::Req;
+use super::super::request::Req;
 use super::super::response::{build, no_content};
 use super::super::{ctx::RequestCtx, AppState};
 use crate::error::ApiError;

@@ -2,15 +2,15 @@
 //! UpdateEntity / InsertOrReplaceEntity, MergeEntity / InsertOrMergeEntity,
 //! DeleteEntity.
 
-use super::super::ctx::{header, prefer, RequestCtx};
-use super::super::dispatch::Req;
+use super::super::ctx::RequestCtx;
+use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content};
 use super::super::AppState;
-use super::{check_request_content_type, negotiate};
+use super::{check_request_content_type, entity_at, entity_to_insert, negotiate};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{continuation, Entity};
-use crate::odata::{self, Urls};
-use crate::service::{Condition, NewEntity, QueryEntities};
+use crate::odata::{self, Prefer, Urls};
+use crate::service::{Condition, QueryEntities};
 use axum::response::Response;
 use http::StatusCode;
 
@@ -53,13 +53,6 @@ pub(super) fn parse_condition(
     }
 }
 
-/// Parses the request body as an entity addressed by the URL keys.
-fn body_entity(req: &Req, pk: String, rk: String) -> Result<NewEntity, ApiError> {
-    check_request_content_type(req)?;
-    let parsed = odata::parse_entity(&req.body)?;
-    Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
-}
-
 /// Decodes a continuation token; a token this server did not issue is a 400.
 pub(super) fn decode_token(token: &str) -> Result<String, ApiError> {
     continuation::decode(token).ok_or_else(|| {
@@ -90,9 +83,8 @@ pub fn query_entities(
         }
         None => None,
     };
-    let within = ctx.sas.as_ref().map(|g| g.key_range.clone()).filter(|r| !r.is_unbounded());
-    let q = QueryEntities { start, top, filter, within };
-    let page = state.service.query_entities(&ctx.account, table, &q)?;
+    let q = QueryEntities { start, top, filter };
+    let page = state.service.query_entities(ctx.caller(), table, &q)?;
     let select = req.query.select_list();
     let mut headers = vec![("content-type", md.content_type().to_owned())];
     if let Some((pk, rk)) = &page.next {
@@ -112,7 +104,7 @@ pub fn get_entity(
     rk: &str,
 ) -> Result<Response, ApiError> {
     let md = negotiate(req)?;
-    let e = state.service.get_entity(&ctx.account, table, pk, rk)?;
+    let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
     let select = req.query.select_list();
     let mut headers = etag_headers(&e);
     headers.push(("content-type", md.content_type().to_owned()));
@@ -127,20 +119,10 @@ pub async fn insert_entity(
     table: &str,
 ) -> Result<Response, ApiError> {
     check_request_content_type(req)?;
-    let pref = prefer(&req.headers);
+    let pref = Prefer::parse(header(&req.headers, "prefer"));
     let md = negotiate(req)?;
-    let parsed = odata::parse_entity(&req.body)?;
-    let (Some(pk), Some(rk)) = (parsed.partition_key, parsed.row_key) else {
-        return Err(ApiError::with_message(
-            ErrorCode::PropertiesNeedValue,
-            "The PartitionKey and RowKey properties are required to insert an entity.",
-        ));
-    };
-    if let Some(grant) = &ctx.sas {
-        grant.check_keys(&pk, &rk)?;
-    }
-    let new = NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties };
-    let e = state.service.insert_entity(&ctx.account, table, new).await?;
+    let new = entity_to_insert(&req.body)?;
+    let e = state.service.insert_entity(ctx.caller(), table, new).await?;
     let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));
     let mut headers = etag_headers(&e);
     headers.push(("location", location.clone()));
@@ -158,10 +140,11 @@ pub async fn write_entity(
     mode: WriteMode,
 ) -> Result<Response, ApiError> {
     let cond = condition(req, false)?;
-    let new = body_entity(req, pk, rk)?;
+    check_request_content_type(req)?;
+    let new = entity_at(&req.body, pk, rk)?;
     let e = match mode {
-        WriteMode::Replace => state.service.update_entity(&ctx.account, table, new, &cond).await?,
-        WriteMode::Merge => state.service.merge_entity(&ctx.account, table, new, &cond).await?,
+        WriteMode::Replace => state.service.update_entity(ctx.caller(), table, new, &cond).await?,
+        WriteMode::Merge => state.service.merge_entity(ctx.caller(), table, new, &cond).await?,
     };
     Ok(no_content(&etag_headers(&e)))
 }
@@ -182,6 +165,6 @@ pub async fn delete_entity(
     rk: &str,
 ) -> Result<Response, ApiError> {
     let cond = condition(req, true)?;
-    state.service.delete_entity(&ctx.account, table, pk, rk, &cond).await?;
+    state.service.delete_entity(ctx.caller(), table, pk, rk, &cond).await?;
     Ok(no_content(&[]))
 }

@@ -4,15 +4,16 @@
 mod access;
 mod batch;
 mod entities;
-mod other;
+mod preflight;
 mod tables;
 
 use super::ctx::RequestCtx;
-use super::dispatch::Req;
+use super::request::{header, Req};
 use super::AppState;
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
 use crate::odata::{self, Metadata};
+use crate::service::NewEntity;
 use axum::response::Response;
 
 /// Calls the handler of `endpoint`.
@@ -38,7 +39,7 @@ pub async fn handle(
             entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Merge).await
         }
         DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk).await,
-        Preflight => other::preflight(state, ctx, req),
+        Preflight => preflight::preflight(state, ctx, req),
         Batch => batch::batch(state, ctx, req).await,
         GetTableAcl { table } => access::get_table_acl(state, ctx, &table),
         SetTableAcl { table } => access::set_table_acl(state, ctx, req, &table),
@@ -50,14 +51,33 @@ pub async fn handle(
 
 /// The response format the client asked for (`$format` wins over `Accept`).
 fn negotiate(req: &Req) -> Result<Metadata, ApiError> {
-    odata::negotiate(super::ctx::header(&req.headers, "accept"), req.query.format.as_deref())
+    odata::negotiate(header(&req.headers, "accept"), req.query.format.as_deref())
 }
 
 /// Refuses request bodies in a format the server does not read (Atom/XML).
 fn check_request_content_type(req: &Req) -> Result<(), ApiError> {
-    let ct = super::ctx::header(&req.headers, "content-type").unwrap_or("").to_ascii_lowercase();
+    let ct = header(&req.headers, "content-type").unwrap_or("").to_ascii_lowercase();
     if ct.starts_with("application/atom+xml") || ct.starts_with("application/xml") {
         return Err(ApiError::new(ErrorCode::AtomFormatNotSupported));
     }
     Ok(())
+}
+
+/// The entity of an insert: the body's entity, which must carry both keys.
+fn entity_to_insert(body: &[u8]) -> Result<NewEntity, ApiError> {
+    let parsed = odata::parse_entity(body)?;
+    let (Some(pk), Some(rk)) = (parsed.partition_key, parsed.row_key) else {
+        return Err(ApiError::with_message(
+            ErrorCode::PropertiesNeedValue,
+            "The PartitionKey and RowKey properties are required to insert an entity.",
+        ));
+    };
+    Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
+}
+
+/// The entity of an update or merge: the body's properties at the URL's keys (keys in
+/// the body are ignored: the URL's win).
+fn entity_at(body: &[u8], pk: String, rk: String) -> Result<NewEntity, ApiError> {
+    let parsed = odata::parse_entity(body)?;
+    Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
 }

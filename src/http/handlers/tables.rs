@@ -1,13 +1,13 @@
 //! Table handlers: QueryTables, CreateTable, GetTable, DeleteTable.
 
-use super::super::ctx::{prefer, RequestCtx};
-use super::super::dispatch::Req;
+use super::super::ctx::RequestCtx;
+use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content};
 use super::super::AppState;
 use super::{check_request_content_type, negotiate};
 use crate::error::ApiError;
 use crate::model::continuation;
-use crate::odata::{self, Urls};
+use crate::odata::{self, Prefer, Urls};
 use axum::response::Response;
 use http::StatusCode;
 
@@ -35,7 +35,9 @@ pub fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Res
     let name = state.service.create_table(&ctx.account, &name)?;
     let location = format!("{}/Tables('{}')", ctx.base_url, name);
     let headers = vec![("location", location.clone()), ("dataserviceid", location)];
-    Ok(created(prefer(&req.headers), headers, md, || odata::table_response(&name, md, &urls(ctx))))
+    Ok(created(Prefer::parse(header(&req.headers, "prefer")), headers, md, || {
+        odata::table_response(&name, md, &urls(ctx))
+    }))
 }
 
 pub fn get_table(state: &AppState, ctx: &RequestCtx, req: &Req, table: &str) -> Result<Response, ApiError> {

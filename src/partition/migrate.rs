@@ -1,6 +1,8 @@
-//! Store layout upgrades, run once before the server serves a request: builds before
-//! session 6 kept entity heaps under a key kind of their own (0x05, after every table's
-//! heads); they now live in their table's key range, after its heads (`store::keys`).
+//! Data migration of older data directories, run once before the server serves a
+//! request: an earlier store layout kept entity heaps under a key kind of their own
+//! (0x05, after every table's heads); they now live in their table's key range, after
+//! its heads (`store::keys`), so a flushed file of one table's writes spans only that
+//! table.
 
 use crate::store::{keys, Store, StoreError, WriteBatch};
 

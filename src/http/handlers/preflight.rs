@@ -1,7 +1,7 @@
-//! Handlers for service-level requests: CORS preflight.
+//! The CORS preflight handler (Preflight Table Request, `OPTIONS`).
 
-use super::super::ctx::{header, RequestCtx};
-use super::super::dispatch::Req;
+use super::super::ctx::RequestCtx;
+use super::super::request::{header, Req};
 use super::super::response::{append_headers, build};
 use super::super::AppState;
 use crate::error::{ApiError, ErrorCode};

@@ -1,0 +1,29 @@
+//! [`Row`]: what a `$filter` reads of a row. Implemented by [`Entity`] and by the
+//! partition layer's projection of a stored row, which borrows the few properties a
+//! filter names straight from the stored bytes.
+
+use super::{EdmRef, EdmValue, Entity, Ticks};
+
+/// What a filter reads from a row: its keys, its Timestamp and its custom properties.
+pub trait Row {
+    fn partition_key(&self) -> &str;
+    fn row_key(&self) -> &str;
+    fn timestamp(&self) -> Ticks;
+    /// A custom property by name (never a system property).
+    fn property(&self, name: &str) -> Option<EdmRef<'_>>;
+}
+
+impl Row for Entity {
+    fn partition_key(&self) -> &str {
+        &self.partition_key
+    }
+    fn row_key(&self) -> &str {
+        &self.row_key
+    }
+    fn timestamp(&self) -> Ticks {
+        self.timestamp
+    }
+    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
+        self.get(name).map(EdmValue::borrowed)
+    }
+}

@@ -10,6 +10,9 @@ use clap::Parser;
 use std::sync::Arc;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
+
+/// Threads of the blocking pool, where scans run.
+const MAX_SCAN_THREADS: usize = 32;
 use tracing_subscriber::{EnvFilter, Layer};
 
 /// mimalloc instead of glibc's malloc: every request allocates and frees dozens of
@@ -31,7 +34,14 @@ fn main() -> std::process::ExitCode {
         eprintln!("aztable: {e}");
         return std::process::ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // Scans run on the blocking pool (`service::off_the_workers`); each page is bounded
+    // (10,000 rows or 5 s), and this bounds how many run at once: more wait their turn
+    // instead of each taking a thread.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(MAX_SCAN_THREADS)
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("aztable: cannot start the runtime: {e}");

@@ -7,7 +7,8 @@ use crate::error::{ApiError, ErrorCode};
 use crate::filter::{self, Expr};
 use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
 use crate::model::{EdmValue, Entity, KeyRange, Row};
-use crate::partition::{Needs, Scan, Txn, SCAN_TIME_BUDGET};
+use crate::partition::{Needs, Partitions, Scan, Txn, SCAN_TIME_BUDGET};
+use std::sync::Arc;
 
 /// An entity as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,25 +100,25 @@ impl TableService {
 
     /// Query Entities: a page of the entities matching the filter, in key order. The
     /// filter's key ranges, narrowed to the caller's rows, bound the scan; the filter
-    /// itself is applied to every entity scanned.
-    pub fn query_entities<'a>(
+    /// itself is applied to every entity scanned. The scan runs on the blocking pool.
+    pub async fn query_entities<'a>(
         &self,
         caller: impl Into<Caller<'a>>,
         table: &str,
-        q: &QueryEntities,
+        q: QueryEntities,
     ) -> Result<EntityPage, ServiceError> {
-        self.query_entities_within(caller.into(), table, q, MAX_EXAMINED_PER_PAGE)
+        let caller = caller.into();
+        let (parts, table) = (Arc::clone(&self.parts), table.to_owned());
+        let (account, rows) = (caller.account.to_owned(), caller.rows.cloned());
+        super::off_the_workers(move || {
+            let caller = Caller { account: &account, rows: rows.as_ref() };
+            query_page(&parts, caller, &table, &q, MAX_EXAMINED_PER_PAGE)
+        })
+        .await
     }
 
-    /// [`Self::query_entities`] with the number of entities a page may examine.
-    ///
-    /// The planner's ranges are disjoint and sorted, so they are scanned one after the
-    /// other, all from the resume point: ranges wholly before it are skipped, and a
-    /// page runs on into the next range until it is full or the budget is spent. The
-    /// continuation is always the next row a scan met but did not examine; when a page
-    /// fills up (or runs out of budget) exactly at the end of a range, the following
-    /// ranges are probed with nothing left to keep, which yields their first row, or no
-    /// continuation when none is left.
+    /// [`Self::query_entities`] in place, with the number of entities a page may examine.
+    #[cfg(test)]
     pub(super) fn query_entities_within(
         &self,
         caller: Caller<'_>,
@@ -125,54 +126,68 @@ impl TableService {
         q: &QueryEntities,
         max_examined: usize,
     ) -> Result<EntityPage, ServiceError> {
-        let account = caller.account;
-        let ranges = caller.narrow(match &q.filter {
-            Some(f) => filter::plan::plan_ranges(f),
-            None => vec![KeyRange::unbounded()],
-        });
-        let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
-        // the filter reads only these properties: rows it rejects are never fully decoded
-        let needs = q.filter.as_ref().map(|f| Needs { properties: f.property_names(), keys: f.reads_keys() });
-        let started = std::time::Instant::now();
-        let mut page = EntityPage::default();
-        let mut examined = 0usize;
-        let mut scanned = false;
-        for range in &ranges {
-            if start.is_some_and(|(pk, rk)| range.ends_before(pk, rk)) {
-                continue;
-            }
-            let limit = q.top.saturating_sub(page.entities.len());
-            let budget =
-                if started.elapsed() >= SCAN_TIME_BUDGET { 0 } else { max_examined.saturating_sub(examined) };
-            let scan = Scan {
-                account,
-                table,
-                range,
-                resume: start,
-                limit,
-                max_examined: budget,
-                needs: needs.as_ref(),
-            };
-            let mut seen = 0usize;
-            let keep = |row: &dyn Row| {
-                seen += 1;
-                q.filter.as_ref().is_none_or(|f| filter::eval_row(f, row))
-            };
-            let part = self.parts.scan_entities(&scan, keep)?;
-            scanned = true;
-            examined += seen;
-            page.entities.extend(part.entities);
-            if part.next.is_some() {
-                page.next = part.next;
-                break;
-            }
-        }
-        if !scanned {
-            self.parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
-        }
-        Ok(page)
+        query_page(&self.parts, caller, table, q, max_examined)
     }
+}
 
+/// One page of Query Entities, examining at most `max_examined` entities.
+///
+/// The planner's ranges are disjoint and sorted, so they are scanned one after the
+/// other, all from the resume point: ranges wholly before it are skipped, and a page
+/// runs on into the next range until it is full or the budget is spent. The
+/// continuation is always the next row a scan met but did not examine; when a page
+/// fills up (or runs out of budget) exactly at the end of a range, the following ranges
+/// are probed with nothing left to keep, which yields their first row, or no
+/// continuation when none is left.
+fn query_page(
+    parts: &Partitions,
+    caller: Caller<'_>,
+    table: &str,
+    q: &QueryEntities,
+    max_examined: usize,
+) -> Result<EntityPage, ServiceError> {
+    let account = caller.account;
+    let ranges = caller.narrow(match &q.filter {
+        Some(f) => filter::plan::plan_ranges(f),
+        None => vec![KeyRange::unbounded()],
+    });
+    let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
+    // the filter reads only these properties: rows it rejects are never fully decoded
+    let needs = q.filter.as_ref().map(|f| Needs { properties: f.property_names(), keys: f.reads_keys() });
+    let started = std::time::Instant::now();
+    let mut page = EntityPage::default();
+    let mut examined = 0usize;
+    let mut scanned = false;
+    for range in &ranges {
+        if start.is_some_and(|(pk, rk)| range.ends_before(pk, rk)) {
+            continue;
+        }
+        let limit = q.top.saturating_sub(page.entities.len());
+        let budget =
+            if started.elapsed() >= SCAN_TIME_BUDGET { 0 } else { max_examined.saturating_sub(examined) };
+        let scan =
+            Scan { account, table, range, resume: start, limit, max_examined: budget, needs: needs.as_ref() };
+        let mut seen = 0usize;
+        let keep = |row: &dyn Row| {
+            seen += 1;
+            q.filter.as_ref().is_none_or(|f| filter::eval_row(f, row))
+        };
+        let part = parts.scan_entities(&scan, keep)?;
+        scanned = true;
+        examined += seen;
+        page.entities.extend(part.entities);
+        if part.next.is_some() {
+            page.next = part.next;
+            break;
+        }
+    }
+    if !scanned {
+        parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
+    }
+    Ok(page)
+}
+
+impl TableService {
     /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.
     pub async fn insert_entity<'a>(
         &self,

@@ -22,13 +22,14 @@ use std::sync::Arc;
 
 /// The Table service over one store.
 pub struct TableService {
-    parts: Partitions,
+    /// Shared with the scans that run on the blocking pool ([`off_the_workers`]).
+    parts: Arc<Partitions>,
     clock: MonotonicClock,
 }
 
 impl TableService {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        TableService { parts: Partitions::new(store), clock: MonotonicClock::new() }
+        TableService { parts: Arc::new(Partitions::new(store)), clock: MonotonicClock::new() }
     }
 
     /// The service over a store that may hold data of an earlier build: brings its
@@ -44,6 +45,25 @@ impl TableService {
     /// Flushes the store (at shutdown).
     pub fn flush(&self) -> Result<(), ServiceError> {
         Ok(self.parts.store().flush()?)
+    }
+}
+
+/// Runs store work that can take long (a scan may examine 10,000 rows or run for 5 s)
+/// on tokio's blocking pool, so that the async worker threads (two on a two-core
+/// machine) keep accepting and answering other requests meanwhile. Point reads and
+/// writes stay on the workers: one or two lookups, or one log append, cost less than
+/// the hand-off to another thread and back. Outside a runtime it runs `f` in place.
+async fn off_the_workers<R: Send + 'static>(
+    f: impl FnOnce() -> Result<R, ServiceError> + Send + 'static,
+) -> Result<R, ServiceError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    match tokio::task::spawn_blocking(f).await {
+        Ok(out) => out,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // the runtime is shutting down
+        Err(_) => Err(crate::error::ApiError::new(crate::error::ErrorCode::ServerBusy).into()),
     }
 }
 

@@ -4,21 +4,27 @@ use super::{ServiceError, TableService};
 use crate::filter::{eval_table_name, Expr};
 use crate::model::names::validate_table_name;
 use crate::partition::PartitionError;
+use std::sync::Arc;
 
 impl TableService {
     /// Query Tables: a page of the table names matching `filter`, in name order, and
-    /// the (lowercase) name the next page starts at.
-    pub fn query_tables(
+    /// the (lowercase) name the next page starts at. The catalog scan runs on the
+    /// blocking pool.
+    pub async fn query_tables(
         &self,
         account: &str,
         next_table_name: Option<&str>,
         top: usize,
-        filter: Option<&Expr>,
+        filter: Option<Expr>,
     ) -> Result<(Vec<String>, Option<String>), ServiceError> {
         let from = next_table_name.map(str::to_ascii_lowercase);
-        let keep = |name: &str| filter.is_none_or(|f| eval_table_name(f, name));
-        let (tables, next) = self.parts.list_tables(account, from.as_deref(), top, keep)?;
-        Ok((tables.into_iter().map(|t| t.name).collect(), next))
+        let (parts, account) = (Arc::clone(&self.parts), account.to_owned());
+        super::off_the_workers(move || {
+            let keep = |name: &str| filter.as_ref().is_none_or(|f| eval_table_name(f, name));
+            let (tables, next) = parts.list_tables(&account, from.as_deref(), top, keep)?;
+            Ok((tables.into_iter().map(|t| t.name).collect(), next))
+        })
+        .await
     }
 
     /// Create Table: returns the name as created.

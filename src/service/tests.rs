@@ -132,7 +132,8 @@ fn the_callers_rows_bound_every_entity_operation() {
     assert_eq!(code(s.get_entity("acct", "tbl", "p", "a").unwrap_err()), ErrorCode::ResourceNotFound);
 
     s.insert_entity(caller, "tbl", new("p", "x", vec![])).wait().unwrap();
-    let page = s.query_entities(caller, "tbl", &QueryEntities { top: 1000, ..Default::default() }).unwrap();
+    let page =
+        s.query_entities(caller, "tbl", QueryEntities { top: 1000, ..Default::default() }).wait().unwrap();
     let keys: Vec<&str> = page.entities.iter().map(|e| e.row_key.as_str()).collect();
     assert_eq!(keys, ["x"], "rows outside the range are never returned");
 

@@ -67,7 +67,7 @@ fn etag_headers(e: &Entity) -> Vec<(&'static str, String)> {
     vec![("etag", e.etag()), ("dataserviceversion", "3.0;".into())]
 }
 
-pub fn query_entities(
+pub async fn query_entities(
     state: &AppState,
     ctx: &RequestCtx,
     req: &Req,
@@ -84,7 +84,7 @@ pub fn query_entities(
         None => None,
     };
     let q = QueryEntities { start, top, filter };
-    let page = state.service.query_entities(ctx.caller(), table, &q)?;
+    let page = state.service.query_entities(ctx.caller(), table, q).await?;
     let select = req.query.select_list();
     let mut headers = vec![("content-type", md.content_type().to_owned())];
     if let Some((pk, rk)) = &page.next {

@@ -25,11 +25,11 @@ pub async fn handle(
 ) -> Result<Response, ApiError> {
     use Endpoint::*;
     match endpoint {
-        QueryTables => tables::query_tables(state, ctx, req),
+        QueryTables => tables::query_tables(state, ctx, req).await,
         CreateTable => tables::create_table(state, ctx, req),
         GetTable { table } => tables::get_table(state, ctx, req, &table),
         DeleteTable { table } => tables::delete_table(state, ctx, &table),
-        QueryEntities { table } => entities::query_entities(state, ctx, req, &table),
+        QueryEntities { table } => entities::query_entities(state, ctx, req, &table).await,
         GetEntity { table, pk, rk } => entities::get_entity(state, ctx, req, &table, &pk, &rk),
         InsertEntity { table } => entities::insert_entity(state, ctx, req, &table).await,
         UpdateEntity { table, pk, rk } => {

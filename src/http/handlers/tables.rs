@@ -15,12 +15,12 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
     Urls { base: &ctx.base_url, account: &ctx.account }
 }
 
-pub fn query_tables(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
+pub async fn query_tables(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
     let md = negotiate(req)?;
     let filter = req.query.filter.as_deref().map(crate::filter::parse).transpose()?;
     let top = req.query.page_size()?;
     let from = req.query.next_table_name.as_deref().map(super::entities::decode_token).transpose()?;
-    let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top, filter.as_ref())?;
+    let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top, filter).await?;
     let mut headers = vec![("content-type", md.content_type().to_owned())];
     if let Some(next) = next {
         headers.push(("x-ms-continuation-nexttablename", continuation::encode(&next)));

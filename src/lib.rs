@@ -1,26 +1,33 @@
 //! aztable: an Azure Table Storage compatible server.
 //!
-//! Layers (arrows are allowed imports), see `docs/ARCHITECTURE.md`:
+//! Layers (arrows are the imports that exist; nothing points back up), see
+//! `docs/ARCHITECTURE.md`:
 //!
 //! ```text
-//! http ──► auth, odata, service, error, model      (the only place axum appears)
-//! service ──► partition, model, error
+//! http ──► service, auth, batch, endpoint, odata, filter, settings, model, error
+//!                                                   (the only place axum appears)
+//! service ──► partition, filter, settings, model, error   (store: its trait, its error)
 //! partition ──► store, model
 //! store ──► model                                   (the only place rocksdb appears)
-//! auth, odata, filter, batch, endpoint ──► model, error   (pure: no I/O, no async)
+//! auth ──► endpoint;  batch ──► endpoint, odata     (pure: no I/O, no async)
+//! auth, batch, endpoint, filter, odata, settings ──► model, error
+//! error ──► model
 //! ```
 //!
 //! - [`config`]: command line and environment → [`config::Config`].
-//! - [`model`]: entities, Edm values, names, time, continuation tokens.
+//! - [`model`]: entities, Edm values, names, time, continuation tokens, key ranges and
+//!   the row a filter reads, stored access policies.
 //! - [`error`]: the wire error registry and [`error::ApiError`].
-//! - [`auth`]: SharedKey / SharedKeyLite verification, accounts.
-//! - [`odata`]: JSON payload formats and content negotiation.
+//! - [`auth`]: SharedKey / SharedKeyLite signatures, accounts, shared access signatures,
+//!   OAuth bearer tokens.
+//! - [`odata`]: JSON payload formats, content negotiation, `Prefer`.
 //! - [`endpoint`]: pure routing of (verb, path) to the REST operation.
-//! - [`batch`]: `$batch` multipart parsing and response writing (pure).
+//! - [`batch`]: `$batch` multipart parsing, the parts of its answer, response writing.
 //! - [`filter`]: the `$filter` language: parse, evaluate, plan key ranges (pure).
-//! - [`http`]: axum front end: routing, handlers, response rendering.
-//! - [`service`]: one function per REST operation.
-//! - [`partition`]: the partition server: serialized writes per partition.
+//! - [`settings`]: table ACLs, service properties and CORS rules as their XML bodies.
+//! - [`http`]: axum front end: dispatch, handlers that translate, response rendering.
+//! - [`service`]: one function per REST operation; the SAS key range of a caller.
+//! - [`partition`]: the partition server: writers' turns, transactions, reads, scans.
 //! - [`store`]: ordered key/value storage (RocksDB or memory).
 
 pub mod auth;
@@ -34,5 +41,5 @@ pub mod model;
 pub mod odata;
 pub mod partition;
 pub mod service;
+pub mod settings;
 pub mod store;
-pub mod xml;

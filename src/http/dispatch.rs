@@ -312,7 +312,8 @@ fn add_cors_headers(
         return;
     }
     let names: Vec<&str> = resp.headers().keys().map(http::HeaderName::as_str).collect();
-    let cors = crate::xml::cors::actual_request_headers(&props.cors, Some(origin), method.as_str(), &names);
+    let cors =
+        crate::settings::cors::actual_request_headers(&props.cors, Some(origin), method.as_str(), &names);
     response::append_headers(resp, &cors);
 }
 

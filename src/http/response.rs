@@ -63,7 +63,7 @@ pub fn build(status: StatusCode, headers: &[(&'static str, String)], body: Vec<u
 }
 
 /// Appends headers whose names may be in any letter case (e.g. the CORS headers of
-/// `xml::cors`); invalid names or values are skipped.
+/// `settings::cors`); invalid names or values are skipped.
 pub fn append_headers(resp: &mut Response, headers: &[(&str, String)]) {
     let h = resp.headers_mut();
     for (name, value) in headers {

@@ -3,18 +3,18 @@
 //! policies) and to answer CORS (the account's rules).
 //!
 //! ACLs and properties are stored as the XML bodies the Get operations answer with
-//! (`xml::acl::write_acl`, `StorageServiceProperties::write`), so a Get is one read.
+//! (`settings::acl::write_acl`, `StorageServiceProperties::write`), so a Get is one read.
 
 use super::{ServiceError, TableService};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::AccessPolicy;
 use crate::model::Ticks;
 use crate::partition::PartitionError;
-use crate::store::StoreError;
-use crate::xml::acl::{find_policy, parse_acl, write_acl, SignedIdentifier};
-use crate::xml::service_properties::{
+use crate::settings::acl::{find_policy, parse_acl, write_acl, SignedIdentifier};
+use crate::settings::service_properties::{
     GeoReplicationStatus, ServicePropertiesUpdate, StorageServiceProperties,
 };
+use crate::store::StoreError;
 
 /// Stored bytes that do not parse are a storage fault, never the client's 400.
 fn corrupt(what: &str, e: &ApiError) -> ServiceError {
@@ -114,8 +114,8 @@ impl TableService {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::service_properties::parse;
     use crate::store::mem::MemStore;
-    use crate::xml::service_properties::parse;
     use std::sync::Arc;
 
     fn svc() -> TableService {

@@ -11,8 +11,8 @@ use super::super::request::Req;
 use super::super::response::{build, no_content};
 use super::super::{ctx::RequestCtx, AppState};
 use crate::error::ApiError;
-use crate::xml::acl::{parse_acl, write_acl};
-use crate::xml::service_properties::{self, write_stats};
+use crate::settings::acl::{parse_acl, write_acl};
+use crate::settings::service_properties::{self, write_stats};
 use axum::response::Response;
 use http::StatusCode;
 

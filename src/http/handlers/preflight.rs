@@ -5,7 +5,7 @@ use super::super::request::{header, Req};
 use super::super::response::{append_headers, build};
 use super::super::AppState;
 use crate::error::{ApiError, ErrorCode};
-use crate::xml::cors::{match_preflight, preflight_headers};
+use crate::settings::cors::{match_preflight, preflight_headers};
 use axum::response::Response;
 use http::StatusCode;
 

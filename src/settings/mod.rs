@@ -1,6 +1,7 @@
-//! The Table service's XML bodies (pure: no I/O): stored access policies ([`acl`]), service
-//! properties with CORS rules and service stats ([`service_properties`]), and matching CORS
-//! rules against requests ([`cors`]).
+//! The settings kept beside the data, as the service's XML bodies carry them (pure: no
+//! I/O): a table's stored access policies ([`acl`]), an account's service properties with
+//! their CORS rules, and service stats ([`service_properties`]), and matching CORS rules
+//! against requests ([`cors`]).
 //!
 //! Parsing goes through a small element tree ([`Element`]) built with quick-xml: bodies are
 //! tiny (a few KiB), and validating a tree is clearer than validating a stream. Namespace

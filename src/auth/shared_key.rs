@@ -25,6 +25,7 @@ use super::{Account, AuthError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use http::HeaderMap;
+use percent_encoding::{percent_decode_str, percent_encode, AsciiSet, CONTROLS, NON_ALPHANUMERIC};
 
 /// The parts of an HTTP request that take part in SharedKey authentication.
 pub struct AuthRequest<'a> {
@@ -187,8 +188,8 @@ fn path_variants(raw_path: &str, account: &str, path_style_prefix: Option<&str>)
 
     let mut out = bases.clone();
     for base in &bases {
-        for keep in [is_unreserved as fn(u8) -> bool, is_pchar, is_whatwg_path_literal, is_decodable] {
-            if let Some(normalised) = renormalise(base, keep) {
+        for encoding in PATH_ENCODINGS {
+            if let Some(normalised) = renormalise(base, encoding) {
                 push_unique(&mut out, normalised);
             }
         }
@@ -202,71 +203,82 @@ fn strip_segment_prefix<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
     (rest.is_empty() || rest.starts_with('/')).then_some(rest)
 }
 
-/// RFC 3986 unreserved characters.
-fn is_unreserved(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+/// How a path variant is spelled: the bytes it percent-encodes (`/` stays literal, and an
+/// encoded `%2F` stays encoded, in every one).
+#[derive(Debug, Clone, Copy)]
+enum PathEncoding {
+    /// Every byte in the set is `%XX` (upper-case), every other one literal.
+    Encode(&'static AsciiSet),
+    /// Fully percent-decoded (but for `%2F`); a literal `%` is written `%25`.
+    Decoded,
 }
 
-/// RFC 3986 `pchar` (unreserved, sub-delims, `:` and `@`): what `yarl` and `requests` leave
-/// literal in a path.
-fn is_pchar(b: u8) -> bool {
-    is_unreserved(b)
-        || matches!(
-            b,
-            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':' | b'@'
-        )
-}
+/// Only RFC 3986 unreserved characters literal.
+const UNRESERVED: &AsciiSet =
+    &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
+/// RFC 3986 `pchar` literal (unreserved, sub-delims, `:` and `@`): what `yarl` and
+/// `requests` leave literal in a path.
+const PCHAR: &AsciiSet = &UNRESERVED
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=')
+    .remove(b':')
+    .remove(b'@');
+/// The WHATWG URL standard's path percent-encode set.
+const WHATWG_PATH: &AsciiSet =
+    &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'<').add(b'>').add(b'?').add(b'`').add(b'{').add(b'}');
 
-/// Printable ASCII outside the WHATWG path percent-encode set.
-fn is_whatwg_path_literal(b: u8) -> bool {
-    (0x21..=0x7e).contains(&b) && !matches!(b, b'"' | b'#' | b'<' | b'>' | b'?' | b'`' | b'{' | b'}')
-}
+/// The spellings of a path that common HTTP stacks send and sign.
+const PATH_ENCODINGS: [PathEncoding; 4] = [
+    PathEncoding::Encode(UNRESERVED),
+    PathEncoding::Encode(PCHAR),
+    PathEncoding::Encode(WHATWG_PATH),
+    PathEncoding::Decoded,
+];
 
-/// Everything but `%` (a fully percent-decoded path).
-fn is_decodable(b: u8) -> bool {
-    b != b'%'
-}
-
-/// Re-encodes `path` so that exactly the bytes `keep` accepts (and `/`) are literal and every
-/// other byte is `%XX` (upper-case). An encoded `%2F` stays encoded. `None` if the result is
-/// not UTF-8.
-fn renormalise(path: &str, keep: fn(u8) -> bool) -> Option<String> {
-    let bytes = path.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(bytes.len() + 8);
-    let mut i = 0;
-    while i < bytes.len() {
-        let (byte, was_encoded) = match (bytes[i], bytes.get(i + 1..i + 3)) {
-            (b'%', Some(hex)) => match decode_hex_pair(hex) {
-                Some(decoded) => {
-                    i += 3;
-                    (decoded, true)
-                }
-                None => {
-                    i += 1;
-                    (b'%', false)
-                }
-            },
-            (b, _) => {
-                i += 1;
-                (b, false)
-            }
-        };
-        let literal = if byte == b'/' { !was_encoded } else { keep(byte) };
-        if literal {
-            out.push(byte);
-        } else {
-            out.extend_from_slice(format!("%{byte:02X}").as_bytes());
+/// Re-spells `path` in `encoding`: each segment between encoded slashes is
+/// percent-decoded, then encoded again. `None` if a decoded path is not UTF-8.
+fn renormalise(path: &str, encoding: PathEncoding) -> Option<String> {
+    let mut out = String::with_capacity(path.len() + 8);
+    for (i, piece) in split_encoded_slashes(path).enumerate() {
+        if i > 0 {
+            out.push_str("%2F");
+        }
+        let bytes: std::borrow::Cow<'_, [u8]> = percent_decode_str(piece).into();
+        match encoding {
+            PathEncoding::Encode(set) => out.extend(percent_encode(&bytes, set)),
+            PathEncoding::Decoded => out.push_str(&std::str::from_utf8(&bytes).ok()?.replace('%', "%25")),
         }
     }
-    String::from_utf8(out).ok()
+    Some(out)
 }
 
-fn decode_hex_pair(hex: &[u8]) -> Option<u8> {
-    let digit = |c: u8| (c as char).to_digit(16);
-    match hex {
-        [h, l] => Some((digit(*h)? * 16 + digit(*l)?) as u8),
-        _ => None,
-    }
+/// The pieces of `path` between its encoded slashes (`%2F` or `%2f`).
+fn split_encoded_slashes(path: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(path);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        let at =
+            current.as_bytes().windows(3).position(|w| w[0] == b'%' && w[1] == b'2' && (w[2] | 0x20) == b'f');
+        match at {
+            Some(i) => {
+                rest = Some(&current[i + 3..]);
+                Some(&current[..i])
+            }
+            None => {
+                rest = None;
+                Some(current)
+            }
+        }
+    })
 }
 
 /// The `?comp=…` suffixes to try; the raw-value form first. `[""]` when there is no `comp`.
@@ -583,7 +595,7 @@ mod tests {
     fn encoding_variants_accepted() {
         // Signed with every reserved character encoded (strict encoder), sent literally.
         let sent = "/devstoreaccount1/mytable(PartitionKey='a',RowKey='b')";
-        let strict = renormalise(sent, is_unreserved).expect("utf8");
+        let strict = renormalise(sent, PathEncoding::Encode(UNRESERVED)).expect("utf8");
         assert_eq!(strict, "/devstoreaccount1/mytable%28PartitionKey%3D%27a%27%2CRowKey%3D%27b%27%29");
         let sts = format!("{DATE}\n/devstoreaccount1{strict}");
         let strict_map = with_auth(
@@ -708,9 +720,59 @@ mod tests {
 
     #[test]
     fn renormalise_keeps_encoded_slash_and_handles_stray_percent() {
-        assert_eq!(renormalise("/a%2fb", is_decodable).as_deref(), Some("/a%2Fb"));
-        assert_eq!(renormalise("/a%zz%", is_pchar).as_deref(), Some("/a%25zz%25"));
-        assert_eq!(renormalise("/%ff", is_decodable), None);
-        assert_eq!(renormalise("/a b", is_whatwg_path_literal).as_deref(), Some("/a%20b"));
+        let (pchar, whatwg, decoded) =
+            (PathEncoding::Encode(PCHAR), PathEncoding::Encode(WHATWG_PATH), PathEncoding::Decoded);
+        assert_eq!(renormalise("/a%2fb", decoded).as_deref(), Some("/a%2Fb"));
+        assert_eq!(renormalise("/a%zz%", pchar).as_deref(), Some("/a%25zz%25"));
+        assert_eq!(renormalise("/%ff", decoded), None);
+        assert_eq!(renormalise("/a b", whatwg).as_deref(), Some("/a%20b"));
+    }
+
+    type Keep = fn(u8) -> bool;
+
+    /// The re-spelling rule written byte by byte: decode `%XX`, keep a decoded `/`
+    /// encoded, write literal exactly the bytes `keep` accepts (and a raw `/`).
+    fn reference(path: &str, keep: Keep) -> Option<String> {
+        let (bytes, mut out, mut i) = (path.as_bytes(), Vec::new(), 0);
+        while i < bytes.len() {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+            let (byte, encoded) = match (bytes[i], hex) {
+                (b'%', Some(b)) if bytes[i + 1].is_ascii_hexdigit() && bytes[i + 2].is_ascii_hexdigit() => {
+                    i += 3;
+                    (b, true)
+                }
+                (b, _) => {
+                    i += 1;
+                    (b, false)
+                }
+            };
+            if if byte == b'/' { !encoded } else { keep(byte) } {
+                out.push(byte);
+            } else {
+                out.extend_from_slice(format!("%{byte:02X}").as_bytes());
+            }
+        }
+        String::from_utf8(out).ok()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn renormalise_matches_the_bytewise_rule(path in "[/a%2fF5 é(')~+!\"#{}\x7f]{0,16}") {
+            let unreserved = |b: u8| b.is_ascii_alphanumeric() || b"-._~".contains(&b);
+            let pchar = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&b);
+            let whatwg = |b: u8| (0x21..=0x7e).contains(&b) && !b"\"#<>?`{}".contains(&b);
+            let decoded = |b: u8| b != b'%';
+            let cases: [(PathEncoding, Keep); 4] = [
+                (PathEncoding::Encode(UNRESERVED), unreserved),
+                (PathEncoding::Encode(PCHAR), pchar),
+                (PathEncoding::Encode(WHATWG_PATH), whatwg),
+                (PathEncoding::Decoded, decoded),
+            ];
+            for (encoding, keep) in cases {
+                proptest::prop_assert_eq!(renormalise(&path, encoding), reference(&path, keep), "{:?}", encoding);
+            }
+        }
     }
 }

@@ -47,25 +47,35 @@ struct Args {
     compare: Option<String>,
 
     /// Comma-separated scenarios, or `all`: insert-many-partitions, insert-one-partition,
-    /// point-read, batch-insert, range-query, filtered-scan, mixed, page-all.
+    /// point-read, batch-insert, range-query, filtered-scan, mixed, page-all. Named only
+    /// (not in `all`): read-under-scans.
     #[arg(long, default_value = "point-read")]
     scenario: String,
 
-    /// Concurrent keep-alive connections (one worker each).
+    /// Concurrent keep-alive connections (one worker each). In read-under-scans: the
+    /// point readers, beside the `--scanners`.
     #[arg(long, default_value_t = 16)]
     connections: usize,
+
+    /// read-under-scans: clients (one connection each) paging through the whole table,
+    /// over and over, with a filter that matches no entity. 0: point reads alone on the
+    /// same table.
+    #[arg(long, default_value_t = 4)]
+    scanners: usize,
 
     /// How long each scenario runs (e.g. 10s, 500ms, 2m; at most 1h). Scans in progress
     /// finish after it.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     duration: Duration,
 
-    /// Stop each scenario after this many operations (a scan counts as one) at the latest.
+    /// Stop each scenario after this many operations (a scan counts as one; in
+    /// read-under-scans, point reads, the scanners stopping with them) at the latest.
     #[arg(long)]
     requests: Option<u64>,
 
     /// Entities to preload (100-entity batches) into a newly created table. Default:
-    /// 10,000 for scenarios that read, none for the write scenarios.
+    /// 200,000 for read-under-scans, 10,000 for the other scenarios that read, none for
+    /// the write scenarios.
     #[arg(long, alias = "entities")]
     preload: Option<u64>,
 
@@ -211,11 +221,15 @@ async fn run(args: Args) -> Result<bool, String> {
     if args.connections == 0 || args.connections > 1024 {
         return Err("--connections must be 1..=1024".into());
     }
+    if args.scanners > 1024 {
+        return Err("--scanners must be 0..=1024".into());
+    }
     if args.partition_size == 0 || args.range_size == 0 || args.read_percent > 100 {
         return Err("--partition-size and --range-size must be > 0, --read-percent <= 100".into());
     }
     let params = Params {
         connections: args.connections,
+        scanners: args.scanners,
         duration: args.duration,
         max_requests: args.requests,
         preload: args.preload,
@@ -295,5 +309,9 @@ mod tests {
         assert_eq!(Scenario::parse_list("all").map(|v| v.len()), Ok(8));
         assert_eq!(Scenario::parse_list("point-read,mixed"), Ok(vec![Scenario::PointRead, Scenario::Mixed]));
         assert!(Scenario::parse_list("nope").is_err());
+        assert_eq!(
+            Scenario::parse_list("all,read-under-scans").map(|v| v.last().copied()),
+            Ok(Some(Scenario::ReadUnderScans))
+        );
     }
 }

@@ -6,9 +6,9 @@ use crate::entity::{
     batch_body, batch_failed, count_entities, entity_json, preload_tag, push_entity_json, BatchBody, Layout,
     Rng, BATCH_SIZE, NEEDLE_EVERY,
 };
-use crate::stats::{cpu_per_request, cpu_us, rss_kb, settle, Recorder, Report};
+use crate::stats::{cpu_per_request, cpu_us, rss_kb, settle, Recorder, Report, ScanSide};
 use http::Method;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -24,6 +24,9 @@ pub enum Scenario {
     FilteredScan,
     Mixed,
     PageAll,
+    /// Random point reads while `--scanners` other clients page through the whole table
+    /// with a filter that matches nothing (not part of `all`: its preload is large).
+    ReadUnderScans,
 }
 
 impl Scenario {
@@ -38,6 +41,9 @@ impl Scenario {
         Scenario::PageAll,
     ];
 
+    /// Scenarios that `all` leaves out; named explicitly only.
+    const EXTRA: [Scenario; 1] = [Scenario::ReadUnderScans];
+
     pub fn name(self) -> &'static str {
         match self {
             Scenario::InsertManyPartitions => "insert-many-partitions",
@@ -48,6 +54,7 @@ impl Scenario {
             Scenario::FilteredScan => "filtered-scan",
             Scenario::Mixed => "mixed",
             Scenario::PageAll => "page-all",
+            Scenario::ReadUnderScans => "read-under-scans",
         }
     }
 
@@ -59,8 +66,10 @@ impl Scenario {
                 out.extend(Scenario::ALL);
                 continue;
             }
-            let s = Scenario::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
-                let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
+            let mut known = Scenario::ALL.into_iter().chain(Scenario::EXTRA);
+            let s = known.find(|s| s.name() == name).ok_or_else(|| {
+                let names: Vec<&str> =
+                    Scenario::ALL.iter().chain(&Scenario::EXTRA).map(|s| s.name()).collect();
                 format!("unknown scenario '{name}' (one of: all, {})", names.join(", "))
             })?;
             out.push(s);
@@ -80,7 +89,19 @@ impl Scenario {
                 | Scenario::FilteredScan
                 | Scenario::Mixed
                 | Scenario::PageAll
+                | Scenario::ReadUnderScans
         )
+    }
+
+    /// `--preload` when not given: a table large enough that a pass of the scanners takes
+    /// many pages for `read-under-scans`, [`DEFAULT_PRELOAD`] for the other readers, none
+    /// for the writers.
+    pub fn default_preload(self) -> u64 {
+        match self {
+            Scenario::ReadUnderScans => DEFAULT_SCAN_PRELOAD,
+            s if s.reads_preloaded() => DEFAULT_PRELOAD,
+            _ => 0,
+        }
     }
 }
 
@@ -88,9 +109,12 @@ impl Scenario {
 #[derive(Debug, Clone)]
 pub struct Params {
     pub connections: usize,
+    /// `read-under-scans`: clients paging through the table beside the `connections`
+    /// point readers.
+    pub scanners: usize,
     pub duration: Duration,
     pub max_requests: Option<u64>,
-    /// Explicit `--preload`; `None`: 10,000 for scenarios that read, 0 for the others.
+    /// Explicit `--preload`; `None`: [`Scenario::default_preload`].
     pub preload: Option<u64>,
     pub partition_size: u64,
     pub range_size: u64,
@@ -110,6 +134,13 @@ pub struct Params {
 /// Default preload of scenarios that read.
 pub const DEFAULT_PRELOAD: u64 = 10_000;
 
+/// Default preload of `read-under-scans`: 20 pages of 10,000 examined entities per pass.
+pub const DEFAULT_SCAN_PRELOAD: u64 = 200_000;
+
+/// A filter no preloaded entity matches (tags are `needle` or `hay0`..`hay6`): the
+/// server has to examine every row, and a page comes back empty, cut by its budget.
+const NOTHING_FILTER: &str = "Tag eq 'nowhere'";
+
 struct Ctx {
     target: Arc<Target>,
     scenario: Scenario,
@@ -122,6 +153,8 @@ struct Ctx {
     deadline: Instant,
     max_requests: Option<u64>,
     started: AtomicU64,
+    /// Set once the point readers of `read-under-scans` are done: the scanners stop.
+    readers_done: AtomicBool,
 }
 
 impl Ctx {
@@ -147,6 +180,11 @@ impl Ctx {
         }
     }
 
+    /// Whether a `read-under-scans` scanner may request another page.
+    fn scanning(&self) -> bool {
+        Instant::now() < self.deadline && !self.readers_done.load(Ordering::Relaxed)
+    }
+
     fn entity_path(&self, pk: &str, rk: &str) -> String {
         format!("{}/{}(PartitionKey='{pk}',RowKey='{rk}')", self.target.base_path, self.table)
     }
@@ -159,7 +197,7 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
         .table
         .clone()
         .unwrap_or_else(|| format!("bench{}{:08x}", scenario.name().replace('-', ""), run_id as u32));
-    let preload = params.preload.unwrap_or(if scenario.reads_preloaded() { DEFAULT_PRELOAD } else { 0 });
+    let preload = params.preload.unwrap_or(scenario.default_preload());
     if scenario.reads_preloaded() && preload == 0 {
         return Err(format!("{}: needs --preload > 0", scenario.name()));
     }
@@ -196,6 +234,7 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
         deadline: Instant::now() + params.duration,
         max_requests: params.max_requests,
         started: AtomicU64::new(0),
+        readers_done: AtomicBool::new(false),
     });
     let (server_cpu0, client_cpu0) = (params.pid.and_then(cpu_us), cpu_us(std::process::id()));
     let start = Instant::now();
@@ -205,14 +244,47 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
         let seed = params.seed.wrapping_add(worker as u64 * 7919) ^ run_id;
         tasks.push(tokio::spawn(async move { work(ctx, worker as u64, seed).await }));
     }
+    let mut scanners = Vec::new();
+    if scenario == Scenario::ReadUnderScans {
+        for _ in 0..params.scanners {
+            let ctx = ctx.clone();
+            scanners.push(tokio::spawn(async move { scanner(ctx).await }));
+        }
+    }
     let mut rec = Recorder::default();
     for task in tasks {
         rec.merge(task.await.map_err(|e| format!("worker: {e}"))??);
     }
-    report.finish(rec, start.elapsed());
+    let elapsed = start.elapsed();
+    ctx.readers_done.store(true, Ordering::Relaxed);
+    let mut scans = ScanSide { scanners: params.scanners, ..ScanSide::default() };
+    let mut scan_rec = Recorder::default();
+    for task in scanners {
+        let (r, passes) = task.await.map_err(|e| format!("scanner: {e}"))??;
+        scan_rec.merge(r);
+        scans.passes += passes;
+    }
+    // The scanners stop after the page in flight at the deadline; their own span.
+    let scan_elapsed = start.elapsed();
+    let (server_cpu1, client_cpu1) = (params.pid.and_then(cpu_us), cpu_us(std::process::id()));
+    let requests = rec.requests + scan_rec.requests;
+    report.finish(rec, elapsed);
+    if scenario == Scenario::ReadUnderScans {
+        report.errors += scan_rec.errors;
+        if report.first_error.is_none() {
+            report.first_error = scan_rec.first_error.take();
+        }
+        scans.finish(scan_rec, scan_elapsed);
+        scans.server_cores = match (server_cpu0, server_cpu1) {
+            (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / 1e6 / scan_elapsed.as_secs_f64().max(1e-9)),
+            _ => None,
+        };
+        report.scans = Some(scans);
+    }
     report.rss_kb = params.pid.and_then(rss_kb);
-    report.server_cpu_us = cpu_per_request(server_cpu0, params.pid.and_then(cpu_us), report.requests);
-    report.client_cpu_us = cpu_per_request(client_cpu0, cpu_us(std::process::id()), report.requests);
+    // Per request of any kind (point reads and scan pages alike).
+    report.server_cpu_us = cpu_per_request(server_cpu0, server_cpu1, requests);
+    report.client_cpu_us = cpu_per_request(client_cpu0, client_cpu1, requests);
 
     if params.table.is_none() && !params.keep_tables {
         let req = Req::new(Method::DELETE, format!("{}/Tables('{table}')", target.base_path));
@@ -315,7 +387,7 @@ async fn work(ctx: Arc<Ctx>, worker: u64, seed: u64) -> Result<Recorder, String>
                     .header("prefer", "return-no-content");
                 send(&mut conn, &req, &mut rec, 1).await;
             }
-            Scenario::PointRead => {
+            Scenario::PointRead | Scenario::ReadUnderScans => {
                 let i = ctx.pick(&mut rng);
                 let req =
                     Req::new(Method::GET, ctx.entity_path(&ctx.layout.partition_key(i), &Layout::row_key(i)));
@@ -469,4 +541,103 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
         }
     }
     rec.error(|| "scan did not end".into());
+}
+
+/// One `read-under-scans` scanner: passes over the whole table with [`NOTHING_FILTER`],
+/// following continuations to the end and then starting over, until the deadline or
+/// the point readers are done (the page in flight then completes). Every page should be
+/// empty; each page is a request, and the entities examined are credited by where the
+/// continuation points (preloaded row keys carry the entity's index), the rest of the
+/// table when a pass ends. Returns the recorder and the number of complete passes; stops
+/// at the first error.
+async fn scanner(ctx: Arc<Ctx>) -> Result<(Recorder, u64), String> {
+    let mut conn = Conn::connect(ctx.target.clone()).await?;
+    let mut rec = Recorder::default();
+    let base = format!("$filter={}", encode_query_value(NOTHING_FILTER));
+    let path = format!("{}/{}()", ctx.target.base_path, ctx.table);
+    let mut query = base.clone();
+    // Entities of the current pass credited so far.
+    let mut pos = 0u64;
+    let mut passes = 0u64;
+    while ctx.scanning() {
+        let req = Req::new(Method::GET, path.clone()).query(query);
+        let t = Instant::now();
+        let resp = match conn.send(&req).await {
+            Ok(resp) => resp,
+            Err(e) => {
+                rec.error(|| e);
+                break;
+            }
+        };
+        rec.request(t.elapsed());
+        if !resp.ok() {
+            rec.error(|| format!("HTTP {}: {:.300}", resp.status, String::from_utf8_lossy(&resp.body)));
+            break;
+        }
+        let found = count_entities(&resp.body);
+        if found > 0 {
+            rec.error(|| format!("'{NOTHING_FILTER}' matched {found} entities"));
+            break;
+        }
+        let next_pk = resp.header("x-ms-continuation-nextpartitionkey");
+        let next_rk = resp.header("x-ms-continuation-nextrowkey");
+        match (next_pk, next_rk) {
+            (Some(pk), rk) => {
+                query = format!("{base}&NextPartitionKey={}", encode_query_value(pk));
+                if let Some(rk) = rk {
+                    query.push_str(&format!("&NextRowKey={}", encode_query_value(rk)));
+                    if let Some(at) =
+                        continuation_index(rk).filter(|&at| at >= pos && at <= ctx.layout.entities)
+                    {
+                        rec.entities += at - pos;
+                        pos = at;
+                    }
+                }
+            }
+            (None, _) => {
+                rec.entities += ctx.layout.entities.saturating_sub(pos);
+                pos = 0;
+                passes += 1;
+                query = base.clone();
+            }
+        }
+    }
+    Ok((rec, passes))
+}
+
+/// The index of the preloaded entity a continuation row key points at: tokens in the
+/// service's `1!<len>!<base64url>` shape around a [`Layout::row_key`] (`r000123456`);
+/// `None` for anything else (another server's opaque tokens).
+fn continuation_index(token: &str) -> Option<u64> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
+    let (_, b64) = token.strip_prefix("1!")?.split_once('!')?;
+    let key = URL_SAFE_NO_PAD.decode(b64).ok()?;
+    let digits = key.strip_prefix(b"r")?;
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continuation_indexes() {
+        // "r000123456" as the server encodes a continuation key
+        assert_eq!(continuation_index("1!14!cjAwMDEyMzQ1Ng"), Some(123_456));
+        assert_eq!(continuation_index("1!4!cDAw"), None, "a partition key, not a row key");
+        assert_eq!(continuation_index("r000123456"), None);
+        assert_eq!(continuation_index("1!x"), None);
+    }
+
+    #[test]
+    fn default_preloads() {
+        assert_eq!(Scenario::ReadUnderScans.default_preload(), DEFAULT_SCAN_PRELOAD);
+        assert_eq!(Scenario::PointRead.default_preload(), DEFAULT_PRELOAD);
+        assert_eq!(Scenario::BatchInsert.default_preload(), 0);
+        assert!(!Scenario::ALL.contains(&Scenario::ReadUnderScans), "not part of `all`");
+    }
 }

@@ -70,6 +70,91 @@ pub struct Report {
     /// measured run, and whether they did within the limit.
     pub settled: Option<(f64, bool)>,
     pub first_error: Option<String>,
+    /// `read-under-scans`: what the scanners did beside the point reads this report
+    /// counts.
+    pub scans: Option<ScanSide>,
+}
+
+/// The scanners of `read-under-scans`: pages of a filter that matches nothing, and the
+/// entities the server examined for them.
+#[derive(Debug, Clone, Default)]
+pub struct ScanSide {
+    pub scanners: usize,
+    /// From the start to the end of the last scanner's last page.
+    pub elapsed_s: f64,
+    pub pages: u64,
+    pub examined: u64,
+    /// Complete passes over the table, all scanners together.
+    pub passes: u64,
+    pub page_p50_ms: f64,
+    pub page_p99_ms: f64,
+    pub page_max_ms: f64,
+    /// Server CPU time over the scanners' span, in cores (with `--pid`).
+    pub server_cores: Option<f64>,
+}
+
+impl ScanSide {
+    /// Fills the counters and page latency percentiles from the scanners' recorder
+    /// (its requests are pages, its entities the entities examined).
+    pub fn finish(&mut self, mut rec: Recorder, elapsed: Duration) {
+        self.elapsed_s = elapsed.as_secs_f64();
+        self.pages = rec.requests;
+        self.examined = rec.entities;
+        (self.page_p50_ms, self.page_p99_ms, self.page_max_ms) = percentiles(&mut rec.latencies_us);
+    }
+
+    pub fn pages_per_s(&self) -> f64 {
+        per_second(self.pages, self.elapsed_s)
+    }
+
+    pub fn examined_per_s(&self) -> f64 {
+        per_second(self.examined, self.elapsed_s)
+    }
+
+    fn text(&self) -> String {
+        let cores = self.server_cores.map(|c| format!(" server_cores={c:.2}")).unwrap_or_default();
+        format!(
+            " | scanners={} pages={} pages/s={:.1} examined/s={:.0} passes={} page_p50={:.2}ms \
+             page_p99={:.2}ms page_max={:.2}ms{cores}",
+            self.scanners,
+            self.pages,
+            self.pages_per_s(),
+            self.examined_per_s(),
+            self.passes,
+            self.page_p50_ms,
+            self.page_p99_ms,
+            self.page_max_ms,
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "scanners": self.scanners,
+            "elapsed_s": round(self.elapsed_s),
+            "pages": self.pages,
+            "examined": self.examined,
+            "passes": self.passes,
+            "pages_per_s": round(self.pages_per_s()),
+            "examined_per_s": round(self.examined_per_s()),
+            "page_p50_ms": round(self.page_p50_ms),
+            "page_p99_ms": round(self.page_p99_ms),
+            "page_max_ms": round(self.page_max_ms),
+            "server_cores": self.server_cores.map(round),
+        })
+    }
+}
+
+/// p50, p99 and max of latencies in microseconds, in milliseconds (sorts them).
+fn percentiles(latencies_us: &mut [u32]) -> (f64, f64, f64) {
+    latencies_us.sort_unstable();
+    let pick = |q: f64| -> f64 {
+        if latencies_us.is_empty() {
+            return 0.0;
+        }
+        let idx = ((latencies_us.len() as f64 * q).ceil() as usize).clamp(1, latencies_us.len());
+        f64::from(latencies_us[idx - 1]) / 1000.0
+    };
+    (pick(0.50), pick(0.99), pick(1.0))
 }
 
 impl Report {
@@ -90,17 +175,7 @@ impl Report {
         self.errors = rec.errors;
         self.entities = rec.entities;
         self.first_error = rec.first_error.take();
-        rec.latencies_us.sort_unstable();
-        let pick = |q: f64| -> f64 {
-            if rec.latencies_us.is_empty() {
-                return 0.0;
-            }
-            let idx = ((rec.latencies_us.len() as f64 * q).ceil() as usize).clamp(1, rec.latencies_us.len());
-            f64::from(rec.latencies_us[idx - 1]) / 1000.0
-        };
-        self.p50_ms = pick(0.50);
-        self.p99_ms = pick(0.99);
-        self.max_ms = pick(1.0);
+        (self.p50_ms, self.p99_ms, self.max_ms) = percentiles(&mut rec.latencies_us);
     }
 
     pub fn requests_per_s(&self) -> f64 {
@@ -124,9 +199,10 @@ impl Report {
             (n, rate) if rate > 0.0 => format!(" preload={n} ({rate:.0} entities/s)"),
             (n, _) => format!(" preload={n} (existing table)"),
         };
+        let scans = self.scans.as_ref().map(ScanSide::text).unwrap_or_default();
         format!(
             "{:<22} {:<44} conns={} time={:.2}s requests={} req/s={:.1} entities/s={:.1} \
-             p50={:.2}ms p99={:.2}ms max={:.2}ms errors={}{preload}{rss}{cpu}",
+             p50={:.2}ms p99={:.2}ms max={:.2}ms errors={}{preload}{rss}{cpu}{scans}",
             self.scenario,
             self.endpoint,
             self.connections,
@@ -164,6 +240,7 @@ impl Report {
             "settle_wait_s": self.settled.map(|(w, _)| round(w)),
             "settled_idle": self.settled.map(|(_, idle)| idle),
             "first_error": self.first_error,
+            "scans": self.scans.as_ref().map(ScanSide::json),
         })
     }
 }
@@ -358,6 +435,29 @@ mod tests {
         let ratio = Ratio::of(&r, &r);
         assert_eq!(ratio.requests_per_s, 1.0);
         assert!(r.text().contains("req/s=50.0"));
+    }
+
+    #[test]
+    fn scan_side() {
+        let mut rec = Recorder::default();
+        for ms in [4u64, 2, 8, 6] {
+            rec.request(Duration::from_millis(ms));
+        }
+        rec.entities = 40_000;
+        let mut scans = ScanSide { scanners: 2, passes: 1, ..ScanSide::default() };
+        scans.finish(rec, Duration::from_secs(2));
+        assert_eq!((scans.pages, scans.examined), (4, 40_000));
+        assert_eq!((scans.page_p50_ms, scans.page_p99_ms, scans.page_max_ms), (4.0, 8.0, 8.0));
+        assert_eq!((scans.pages_per_s(), scans.examined_per_s()), (2.0, 20_000.0));
+        let mut r = Report::new("read-under-scans", "http://x", "t", 4);
+        assert!(!r.text().contains("scanners=") && r.json()["scans"].is_null());
+        r.scans = Some(scans);
+        assert!(
+            r.text().contains(" | scanners=2 pages=4 pages/s=2.0 examined/s=20000 passes=1"),
+            "{}",
+            r.text()
+        );
+        assert_eq!(r.json()["scans"]["examined_per_s"], 20_000.0);
     }
 
     #[test]

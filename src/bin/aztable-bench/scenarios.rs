@@ -520,12 +520,7 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
         let next_pk = resp.header("x-ms-continuation-nextpartitionkey");
         let next_rk = resp.header("x-ms-continuation-nextrowkey");
         match (next_pk, next_rk) {
-            (Some(pk), rk) => {
-                query = format!("{base}&NextPartitionKey={}", encode_query_value(pk));
-                if let Some(rk) = rk {
-                    query.push_str(&format!("&NextRowKey={}", encode_query_value(rk)));
-                }
-            }
+            (Some(pk), rk) => query = next_page_query(&base, pk, rk),
             (None, _) => {
                 if filtered {
                     let expected = ctx.layout.entities.div_ceil(NEEDLE_EVERY);
@@ -583,9 +578,8 @@ async fn scanner(ctx: Arc<Ctx>) -> Result<(Recorder, u64), String> {
         let next_rk = resp.header("x-ms-continuation-nextrowkey");
         match (next_pk, next_rk) {
             (Some(pk), rk) => {
-                query = format!("{base}&NextPartitionKey={}", encode_query_value(pk));
+                query = next_page_query(&base, pk, rk);
                 if let Some(rk) = rk {
-                    query.push_str(&format!("&NextRowKey={}", encode_query_value(rk)));
                     if let Some(at) =
                         continuation_index(rk).filter(|&at| at >= pos && at <= ctx.layout.entities)
                     {
@@ -618,6 +612,16 @@ fn continuation_index(token: &str) -> Option<u64> {
         return None;
     }
     std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// The query of the page a continuation names: `base` and its NextPartitionKey (and
+/// NextRowKey).
+fn next_page_query(base: &str, pk: &str, rk: Option<&str>) -> String {
+    let mut query = format!("{base}&NextPartitionKey={}", encode_query_value(pk));
+    if let Some(rk) = rk {
+        query.push_str(&format!("&NextRowKey={}", encode_query_value(rk)));
+    }
+    query
 }
 
 #[cfg(test)]

@@ -1,15 +1,39 @@
 #!/usr/bin/env bash
-# Runs every test: cargo test (unit tests, black-box tests against the real server on
-# RocksDB), then the Python and JavaScript SDK conformance suites against a freshly
-# started server. This is the README's test command; .ci/run calls it.
+# Runs every check and test: formatting, clippy, the layering rules
+# (scripts/check-layers.sh), a check of the fuzz crate, then cargo test (unit tests,
+# black-box tests against the real server on RocksDB), then the Python and JavaScript
+# SDK conformance suites against a freshly started server. This is the README's test
+# command; .ci/run calls it. Each phase prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aztable/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-echo "== cargo test (target dir: $CARGO_TARGET_DIR)"
-cargo test --locked
+# phase NAME COMMAND...: runs COMMAND, then prints how long it took.
+phase() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "== $name"
+  "$@"
+  echo "== phase: $name ($((SECONDS - start)) s)"
+}
 
-echo "== SDK conformance suites (installs the pinned SDKs if missing)"
-cargo build --locked --bin aztable
-scripts/sdk-tests.sh "$CARGO_TARGET_DIR/debug/aztable"
+echo "== target dir: $CARGO_TARGET_DIR"
+fmt_check() {
+  cargo fmt --check
+  cargo fmt --check --manifest-path fuzz/Cargo.toml
+}
+phase "fmt" fmt_check
+phase "layers" scripts/check-layers.sh
+phase "clippy" cargo clippy --locked --all-targets -- -D warnings
+# The fuzz crate is its own workspace with its own lock file; it builds aztable
+# without RocksDB, so checking it is quick and catches a lock file left behind.
+phase "fuzz check" cargo check --locked --manifest-path fuzz/Cargo.toml
+phase "cargo test" cargo test --locked
+
+sdk_suites() {
+  cargo build --locked --bin aztable
+  scripts/sdk-tests.sh "$CARGO_TARGET_DIR/debug/aztable"
+}
+# The SDK conformance suites install their pinned SDKs if missing.
+phase "sdk suites" sdk_suites

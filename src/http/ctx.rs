@@ -39,26 +39,10 @@ impl RequestCtx {
     }
 }
 
-/// A fresh `x-ms-request-id`: a version-4-shaped UUID. Ids only need to be unique, not
-/// secret, so instead of asking the OS for 16 random bytes per request (a syscall each),
-/// a per-process random seed is mixed with a counter through splitmix64.
+/// A fresh `x-ms-request-id`: a random version-4 UUID. uuid's `fast-rng` draws it from
+/// a thread-local generator seeded from the OS, so there is no syscall per request.
 pub fn new_request_id() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-    static SEED: OnceLock<u128> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = *SEED.get_or_init(|| uuid::Uuid::new_v4().as_u128());
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mix = |mut z: u64| {
-        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    // splitmix64's finalizer is a bijection, so the low half differs for every counter
-    // value (but for the two variant bits the UUID layout overwrites).
-    let bits = seed ^ (u128::from(mix(!n)) << 64 | u128::from(mix(n)));
-    uuid::Builder::from_random_bytes(bits.to_be_bytes()).into_uuid().hyphenated().to_string()
+    uuid::Uuid::new_v4().hyphenated().to_string()
 }
 
 /// Checks `x-ms-version` the way Azurite does: a well-formed version between the

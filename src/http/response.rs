@@ -28,19 +28,23 @@ pub fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
     resp
 }
 
-/// The `Date` header value for now, formatted once per second per thread.
+/// The `Date` header value for now (IMF-fixdate), formatted once per second per thread.
 fn http_date_now() -> HeaderValue {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    // 9999-12-31T23:59:59Z: `httpdate` panics past year 9999 (and before 1970), so a
+    // clock outside that range is clamped into it.
+    const LAST_SECOND: u64 = 253_402_300_799;
     thread_local! {
-        static CACHED: std::cell::RefCell<Option<(i64, HeaderValue)>> = const { std::cell::RefCell::new(None) };
+        static CACHED: std::cell::RefCell<Option<(u64, HeaderValue)>> = const { std::cell::RefCell::new(None) };
     }
-    let now = crate::model::time::wall_now();
-    let second = now.0.div_euclid(10_000_000);
+    let second = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).min(LAST_SECOND);
     CACHED.with(|c| {
         let mut c = c.borrow_mut();
         match &*c {
             Some((s, v)) if *s == second => v.clone(),
             _ => {
-                let v = HeaderValue::from_str(&now.to_http_date())
+                let date = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(second));
+                let v = HeaderValue::from_str(&date)
                     .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
                 *c = Some((second, v.clone()));
                 v
@@ -95,4 +99,21 @@ pub fn created(
     }
     headers.push(("content-type", md.content_type().to_owned()));
     build(StatusCode::CREATED, &headers, body())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_date_now;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn date_header_is_now_as_an_imf_fixdate() {
+        let v = http_date_now();
+        let text = v.to_str().unwrap();
+        assert_eq!(text.len(), "Sun, 06 Nov 1994 08:49:37 GMT".len(), "{text}");
+        assert!(text.ends_with(" GMT"), "{text}");
+        let sent = httpdate::parse_http_date(text).unwrap();
+        let now = SystemTime::now();
+        assert!(sent <= now && now.duration_since(sent).unwrap() < Duration::from_secs(5), "{text}");
+    }
 }

@@ -9,7 +9,7 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use std::cell::RefCell;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
@@ -146,11 +146,12 @@ fn http_date() -> String {
     thread_local! {
         static CACHED: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
     }
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    // `httpdate` panics before 1970 and past year 9999: clamp the clock into that range.
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).min(253_402_300_799);
     CACHED.with(|c| {
         let mut c = c.borrow_mut();
         if c.0 != secs {
-            *c = (secs, chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string());
+            *c = (secs, httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs)));
         }
         c.1.clone()
     })

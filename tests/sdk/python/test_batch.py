@@ -131,7 +131,7 @@ def test_failure_of_third_operation_rolls_back_everything(table, kind, status, c
 
 def test_different_partition_keys_refused_by_sdk(table):
     # The Python SDK refuses this client-side (the server's 400
-    # CommandsInBatchActOnDifferentPartitions is checked over raw HTTP in tests/batch.rs).
+    # CommandsInBatchActOnDifferentPartitions is checked over raw HTTP in tests/it/batch.rs).
     with pytest.raises(ValueError):
         table.submit_transaction(
             [

@@ -3,8 +3,7 @@
 //! 127.0.0.1, for tests only). Tokens are unsigned JWTs: basic mode checks structure,
 //! issuer, audience and lifetime only.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> String {

@@ -1,7 +1,6 @@
 //! Black-box: one test per error path we claim (status, code in body and header).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]

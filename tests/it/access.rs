@@ -4,8 +4,7 @@
 //! batch), stored access policies (Get/Set Table ACL), service properties and stats, CORS
 //! (preflight and actual requests), SharedKey date skew, and `AZURITE_ACCOUNTS` isolation.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const SV: &str = "2019-02-02";

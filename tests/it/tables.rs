@@ -1,7 +1,6 @@
 //! Black-box: table operations over raw HTTP against the real server.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[tokio::test]
 async fn create_list_get_delete_tables() {

@@ -1,7 +1,6 @@
 //! Black-box: entity operations over raw HTTP against the real server.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 async fn setup(table: &str) -> (TestServer, Client) {

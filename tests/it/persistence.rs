@@ -1,8 +1,7 @@
 //! Black-box: acknowledged writes survive a killed process and a clean restart;
 //! `--inMemoryPersistence` keeps nothing on disk.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]

@@ -3,8 +3,7 @@
 //! (`azure-data-tables` 12.x) and JS (`@azure/data-tables` 13.x) SDKs send; responses are
 //! taken apart with an independent, strict (CRLF) multipart reader.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 // ---------------------------------------------------------------------------------------

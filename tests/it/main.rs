@@ -1,0 +1,13 @@
+//! Black-box tests against the real `aztable` binary, as one test binary: each
+//! integration-test file would otherwise link the whole crate (and RocksDB) on its own,
+//! and compile its own copy of the shared harness in `common`.
+
+mod common;
+
+mod access;
+mod batch;
+mod entities;
+mod errors;
+mod oauth;
+mod persistence;
+mod tables;

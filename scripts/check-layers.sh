@@ -119,7 +119,7 @@ FNR == 1 {
   f = FILENAME
   store_ok = (f ~ /^src\/store\//)
   axum_ok = (f ~ /^src\/http\// || f == "src/main.rs" || f == "src/bin/aztable-bench/ceiling.rs")
-  parser = (f ~ /^src\/(auth|odata|filter|batch)(\/|\.rs$)/ || f == "src/endpoint.rs")
+  parser = (f ~ /^src\/(auth|odata|filter|batch|settings)(\/|\.rs$)/ || f == "src/endpoint.rs")
 }
 
 {

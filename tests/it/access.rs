@@ -563,18 +563,20 @@ async fn sas_batch(port: u16, token: &str, (ct, body): (String, String)) -> Resp
     sas(port, token, "POST", "/$batch", &headers, Some(&body)).await
 }
 
-/// Whether a batch answer refuses the whole change set with a 403: a 403 for the batch
-/// itself, or a 202 whose (single) change set response part is a 403.
-fn batch_refused_403(r: &Resp) -> bool {
-    match r.status {
-        403 => true,
-        202 => {
-            let statuses: Vec<&str> =
-                r.body.lines().filter(|l| l.starts_with("HTTP/1.1 ")).map(|l| &l[9..12]).collect();
-            statuses == ["403"]
-        }
-        _ => false,
-    }
+/// Asserts the service's answer to a change set refused at operation `index`: 202 with one
+/// response part, that part a 403 whose OData error names `code` and whose message
+/// starts with `<index>:`.
+#[track_caller]
+fn assert_batch_refused_at(r: &Resp, index: usize, code: &str, what: &str) {
+    assert_eq!(r.status, 202, "{what}: {}", r.body);
+    let statuses: Vec<&str> =
+        r.body.lines().filter(|l| l.starts_with("HTTP/1.1 ")).map(|l| &l[9..12]).collect();
+    assert_eq!(statuses, ["403"], "{what}: {}", r.body);
+    let error = r.body.lines().find(|l| l.starts_with('{')).expect("an error body in the part");
+    let error: Value = serde_json::from_str(error).expect("JSON error body");
+    assert_eq!(error["odata.error"]["code"], code, "{what}: {}", r.body);
+    let message = error["odata.error"]["message"]["value"].as_str().unwrap_or_default();
+    assert!(message.starts_with(&format!("{index}:")), "{what}: {message}");
 }
 
 #[tokio::test]
@@ -589,15 +591,15 @@ async fn table_sas_batch_with_one_out_of_range_operation_is_refused() {
 
     // In range: (p1, r8) and (p1, r9). Out of range: (p1, r0) (PK = spk, RK < srk).
     let r = sas_batch(port, &tok, insert_batch(port, "sasBatch", &[e("p1", "r8"), e("p1", "r0")])).await;
-    assert!(batch_refused_403(&r), "batch with an out-of-range insert: {} {}", r.status, r.body);
+    assert_batch_refused_at(&r, 1, "AuthorizationFailure", "batch with an out-of-range second insert");
     let r = sas_batch(port, &tok, insert_batch(port, "sasBatch", &[e("p1", "r0"), e("p1", "r8")])).await;
-    assert!(batch_refused_403(&r), "batch with an out-of-range first insert: {} {}", r.status, r.body);
+    assert_batch_refused_at(&r, 0, "AuthorizationFailure", "batch with an out-of-range first insert");
     assert_eq!(all_keys(&c, "sasBatch").await, before, "a refused batch wrote");
 
     // A batch under a SAS without `a`: refused as a whole too.
     let read_only = TableSas::new("sasBatch", "r").token();
     let r = sas_batch(port, &read_only, insert_batch(port, "sasBatch", &[e("p1", "r8")])).await;
-    assert!(batch_refused_403(&r), "batch insert with sp=r: {} {}", r.status, r.body);
+    assert_batch_refused_at(&r, 0, "AuthorizationPermissionMismatch", "batch insert with sp=r");
     assert_eq!(all_keys(&c, "sasBatch").await, before, "a refused batch wrote");
 
     // All in range: accepted.
@@ -1394,4 +1396,71 @@ async fn refused_writes_keep_the_connection_usable() {
     let insert_bad_key = head("POST", "/keepT", &format!("x-ms-date: {date}\r\nAuthorization: {auth}\r\n"));
     refusal_then_reuse(port, "insert with a wrong SharedKey signature", insert_bad_key, &body, second).await;
     assert_eq!(all_keys(&c, "keepT").await.len(), 16, "a refused write wrote");
+}
+
+/// A change set of one PUT (Insert Or Replace) per `(url keys, body)`.
+fn upsert_batch(port: u16, table: &str, ops: &[((&str, &str), Value)]) -> (String, String) {
+    let b = format!("batch_{}", uuid::Uuid::new_v4());
+    let cs = format!("changeset_{}", uuid::Uuid::new_v4());
+    let mut s = format!("--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n");
+    for (i, ((pk, rk), body)) in ops.iter().enumerate() {
+        let body = body.to_string();
+        s += &format!(
+            "--{cs}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+             PUT http://127.0.0.1:{port}/{ACCOUNT}{} HTTP/1.1\r\n\
+             Content-ID: {i}\r\nAccept: application/json;odata=minimalmetadata\r\n\
+             DataServiceVersion: 3.0\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}\r\n",
+            entity_url(table, pk, rk),
+            body.len()
+        );
+    }
+    s += &format!("--{cs}--\r\n\r\n--{b}--\r\n");
+    (format!("multipart/mixed; boundary={b}"), s)
+}
+
+/// Under a table SAS's key range the URL's keys decide, as they decide what is written:
+/// a PUT or MERGE (single or in a batch) to keys inside the range whose body names keys
+/// outside it writes the URL's entity and nothing at the body's keys; the same body sent
+/// to a URL outside the range is refused and writes nothing.
+#[tokio::test]
+async fn table_sas_key_range_applies_to_the_url_keys_not_the_body_keys() {
+    let server = TestServer::start();
+    let c = server.client();
+    let port = server.port;
+    grid(&c, "sasUrlKeys").await;
+    let tok = TableSas::new("sasUrlKeys", "raud").range("p1", "", "p1", "").token();
+    let outside = json!({"PartitionKey": "p3", "RowKey": "zz", "n": 99});
+    let body = outside.to_string();
+    let url_in = entity_url("sasUrlKeys", "p1", "new");
+
+    let r = sas(port, &tok, "PUT", &url_in, &[], Some(&body)).await;
+    assert_eq!(r.status, 204, "PUT inside the range with outside body keys: {}", r.body);
+    let r = sas(port, &tok, "MERGE", &url_in, &[("If-Match", "*")], Some(&body)).await;
+    assert_eq!(r.status, 204, "MERGE inside the range with outside body keys: {}", r.body);
+    assert_eq!(c.get("sasUrlKeys", "p1", "new").await.json()["n"], 99);
+    assert_eq!(c.get("sasUrlKeys", "p3", "zz").await.status, 404, "the body's keys moved the write");
+
+    let before = all_keys(&c, "sasUrlKeys").await;
+    let url_out = entity_url("sasUrlKeys", "p2", "r0");
+    let inside = json!({"PartitionKey": "p1", "RowKey": "r0", "n": 7}).to_string();
+    let r = sas(port, &tok, "PUT", &url_out, &[], Some(&inside)).await;
+    assert_error(&r, 403, "AuthorizationFailure", "PUT outside the range with inside body keys");
+    let r = sas(port, &tok, "MERGE", &url_out, &[("If-Match", "*")], Some(&inside)).await;
+    assert_error(&r, 403, "AuthorizationFailure", "MERGE outside the range with inside body keys");
+    assert_eq!(all_keys(&c, "sasUrlKeys").await, before, "a refused write wrote");
+    assert_eq!(c.get("sasUrlKeys", "p1", "r0").await.json()["n"], 10);
+
+    let ops = [(("p1", "b1"), outside.clone()), (("p1", "b2"), outside.clone())];
+    let r = sas_batch(port, &tok, upsert_batch(port, "sasUrlKeys", &ops)).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    let statuses: Vec<&str> =
+        r.body.lines().filter(|l| l.starts_with("HTTP/1.1 ")).map(|l| &l[9..12]).collect();
+    assert_eq!(statuses, ["204", "204"], "{}", r.body);
+    assert_eq!(c.get("sasUrlKeys", "p1", "b2").await.json()["n"], 99);
+    assert_eq!(c.get("sasUrlKeys", "p3", "zz").await.status, 404, "a batch's body keys moved the write");
+
+    let ops = [(("p1", "b3"), inside.parse().unwrap()), (("p2", "b4"), inside.parse().unwrap())];
+    let r = sas_batch(port, &tok, upsert_batch(port, "sasUrlKeys", &ops)).await;
+    assert_batch_refused_at(&r, 1, "AuthorizationFailure", "batch PUT to a URL outside the range");
+    assert_eq!(c.get("sasUrlKeys", "p1", "b3").await.status, 404, "a refused batch wrote");
 }

@@ -1042,3 +1042,45 @@ async fn point_reads_follow_batches_and_table_recreation() {
         assert_eq!(c.get("cached", "p", rk).await.status, 404);
     }
 }
+
+/// In a change set, as for single requests, a PUT or MERGE writes the entity its URL
+/// names: keys in the body do not move the write.
+#[tokio::test]
+async fn url_keys_win_over_body_keys_in_a_change_set() {
+    let (s, c) = setup("urlKeysB").await;
+    let u = Urls::of(&s);
+    seed(&c, "urlKeysB", "p", "m", json!({"V": "orig"})).await;
+    let elsewhere = |v: i32| json!({"PartitionKey": "q", "RowKey": "elsewhere", "V": v});
+    let ops = vec![
+        replace(u.abs(&entity_path("urlKeysB", "p", "r")), None, elsewhere(1)).cid("0"),
+        merge(u.abs(&entity_path("urlKeysB", "p", "m")), Some("*"), elsewhere(2)).cid("1"),
+    ];
+    let r = post_batch(&c, python_batch(&ops, "\r\n")).await;
+    let b = parse_batch(&r);
+    assert_eq!(b.parts.iter().map(|p| p.status).collect::<Vec<_>>(), [204, 204], "{}", r.body);
+    assert_eq!(keys(&c, "urlKeysB").await, pairs(&[("p", "m"), ("p", "r")]));
+    assert_eq!(c.get("urlKeysB", "p", "r").await.json()["V"], 1);
+    assert_eq!(c.get("urlKeysB", "p", "m").await.json()["V"], 2);
+}
+
+/// A change-set write with an `If-Match` that is not a weak ETag, or with
+/// `If-None-Match`, fails at its index with 400 `InvalidInput`; nothing is written.
+#[tokio::test]
+async fn strong_if_match_or_if_none_match_fail_the_change_set_at_their_index() {
+    let (s, c) = setup("condB").await;
+    let u = Urls::of(&s);
+    seed(&c, "condB", "p", "a", json!({"V": "orig"})).await;
+    let url = u.abs(&entity_path("condB", "p", "a"));
+    let first = || insert(u.abs("/condB"), json!({"PartitionKey": "p", "RowKey": "new"})).cid("0");
+    for second in [
+        replace(url.clone(), Some("\"not-weak\""), json!({"V": 1})),
+        merge(url.clone(), Some("\"not-weak\""), json!({"V": 1})),
+        replace(url.clone(), None, json!({"V": 1})).header("If-None-Match", "*"),
+        delete(url.clone(), "\"not-weak\""),
+    ] {
+        let r = post_batch(&c, python_batch(&[first(), second.cid("1")], "\r\n")).await;
+        assert_failed(&r, 1, 400, "InvalidInput");
+        assert_eq!(keys(&c, "condB").await, pairs(&[("p", "a")]), "a failed change set wrote");
+        assert_eq!(c.get("condB", "p", "a").await.json()["V"], "orig");
+    }
+}

@@ -241,3 +241,58 @@ async fn timestamps_strictly_increase_per_entity() {
         last = ts;
     }
 }
+
+/// PUT and MERGE write the entity the URL names: keys in the body do not move the write.
+#[tokio::test]
+async fn url_keys_win_over_body_keys() {
+    let (_s, c) = setup("urlKeys").await;
+    let body = json!({"PartitionKey": "q", "RowKey": "elsewhere", "V": 1}).to_string();
+    let url = entity_path("urlKeys", "p", "r");
+    let r = c.send("PUT", &url, &[], Some(&body)).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let r = c.send("MERGE", &url, &[("If-Match", "*")], Some(&body)).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(c.get("urlKeys", "p", "r").await.json()["V"], 1);
+    assert_eq!(c.get("urlKeys", "q", "elsewhere").await.status, 404, "the body's keys moved the write");
+}
+
+/// A write whose `If-Match` is not a weak ETag (nor `*`), or that sends `If-None-Match`,
+/// is 400 `InvalidInput` and changes nothing.
+#[tokio::test]
+async fn strong_if_match_and_if_none_match_on_writes_are_invalid_input() {
+    let (_s, c) = setup("condSingle").await;
+    assert_eq!(c.insert("condSingle", json!({"PartitionKey": "p", "RowKey": "r", "V": 0})).await.status, 201);
+    let url = entity_path("condSingle", "p", "r");
+    let body = json!({"V": 1}).to_string();
+    for (method, headers) in [
+        ("PUT", vec![("If-Match", "\"not-weak\"")]),
+        ("MERGE", vec![("If-Match", "\"not-weak\"")]),
+        ("DELETE", vec![("If-Match", "\"not-weak\"")]),
+        ("PUT", vec![("If-None-Match", "*")]),
+        ("MERGE", vec![("If-Match", "*"), ("If-None-Match", "*")]),
+    ] {
+        let r = c.send(method, &url, &headers, (method != "DELETE").then_some(body.as_str())).await;
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (400, "InvalidInput"),
+            "{method} {headers:?}: {}",
+            r.body
+        );
+    }
+    assert_eq!(c.get("condSingle", "p", "r").await.json()["V"], 0);
+}
+
+/// `$top` outside 1–1000 is 400 `InvalidInput`, for entities and tables alike.
+#[tokio::test]
+async fn top_outside_1_to_1000_is_invalid_input() {
+    let (_s, c) = setup("topBounds").await;
+    for top in ["0", "1001", "-1", "x"] {
+        for path in [format!("/topBounds()?$top={top}"), format!("/Tables?$top={top}")] {
+            let r = c.send("GET", &path, &[], None).await;
+            assert_eq!((r.status, r.error_code().as_str()), (400, "InvalidInput"), "{path}: {}", r.body);
+        }
+    }
+    for top in ["1", "1000"] {
+        assert_eq!(c.send("GET", &format!("/topBounds()?$top={top}"), &[], None).await.status, 200);
+    }
+}

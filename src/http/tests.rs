@@ -178,3 +178,96 @@ async fn api_version_check_can_be_skipped() {
     assert_eq!(s, 200);
     assert_eq!(h["x-ms-version"], "2099-01-01");
 }
+
+/// A store that works until `failing` is set, then fails every write, read and scan
+/// with an engine error whose text must never reach a client.
+struct FailingStore {
+    inner: MemStore,
+    failing: std::sync::atomic::AtomicBool,
+}
+
+const ENGINE_TEXT: &str = "IO error: /secret/path/000042.log: No space left on device";
+
+impl FailingStore {
+    fn check(&self) -> Result<(), crate::store::StoreError> {
+        match self.failing.load(std::sync::atomic::Ordering::Relaxed) {
+            true => Err(crate::store::StoreError::Engine(ENGINE_TEXT.into())),
+            false => Ok(()),
+        }
+    }
+}
+
+impl crate::store::Store for FailingStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, crate::store::StoreError> {
+        self.check()?;
+        self.inner.get(key)
+    }
+    fn write(&self, batch: crate::store::WriteBatch) -> Result<(), crate::store::StoreError> {
+        self.check()?;
+        self.inner.write(batch)
+    }
+    fn scan<'a>(
+        &'a self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Box<dyn Iterator<Item = Result<crate::store::KvPair, crate::store::StoreError>> + 'a> {
+        match self.check() {
+            Ok(()) => self.inner.scan(start, end),
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        }
+    }
+    fn flush(&self) -> Result<(), crate::store::StoreError> {
+        self.inner.flush()
+    }
+}
+
+/// When the store fails, every kind of request (write, point read, query, batch) answers
+/// 500 `InternalError` in the usual error shape, and the engine's text stays in the log.
+#[tokio::test]
+async fn a_failing_store_is_internal_error_without_engine_text() {
+    let store = Arc::new(FailingStore { inner: MemStore::new(), failing: false.into() });
+    let app = router(Arc::new(AppState {
+        service: TableService::new(store.clone()),
+        accounts: Accounts::with_dev_account(),
+        options: HttpOptions::default(),
+    }));
+    let json = [("content-type", "application/json")];
+    let (status, _, _) = call(&app, signed("POST", "/Tables", &json, r#"{"TableName":"tfail"}"#)).await;
+    assert_eq!(status, 201);
+    let (status, _, _) =
+        call(&app, signed("POST", "/tfail", &json, r#"{"PartitionKey":"p","RowKey":"cached"}"#)).await;
+    assert_eq!(status, 201);
+    store.failing.store(true, std::sync::atomic::Ordering::Relaxed);
+
+    let batch_ct = "multipart/mixed; boundary=batch_1";
+    let batch = "--batch_1\r\nContent-Type: multipart/mixed; boundary=cs_1\r\n\r\n--cs_1\r\n\
+                 Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+                 POST http://127.0.0.1:10002/devstoreaccount1/tfail HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
+                 {\"PartitionKey\":\"p\",\"RowKey\":\"b\"}\r\n--cs_1--\r\n--batch_1--\r\n";
+    let requests = [
+        signed("POST", "/tfail", &json, r#"{"PartitionKey":"p","RowKey":"r"}"#),
+        signed("GET", "/tfail(PartitionKey='p',RowKey='r')", &[], ""),
+        signed("GET", "/tfail()", &[], ""),
+        signed("GET", "/Tables", &[], ""),
+        signed("DELETE", "/Tables('tfail')", &[], ""),
+    ];
+    for req in requests {
+        let what = format!("{} {}", req.method(), req.uri());
+        let (status, h, body) = call(&app, req).await;
+        assert_eq!(status, 500, "{what}: {body}");
+        assert_eq!(body["odata.error"]["code"], "InternalError", "{what}");
+        assert_eq!(h["x-ms-error-code"], "InternalError", "{what}");
+        assert!(
+            !body.to_string().contains("secret") && !body.to_string().contains("IO error"),
+            "{what}: {body}"
+        );
+    }
+    let resp =
+        app.clone().oneshot(signed("POST", "/$batch", &[("content-type", batch_ct)], batch)).await.unwrap();
+    let status = resp.status().as_u16();
+    let text = String::from_utf8(to_bytes(resp.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
+    // a batch whose change set fails answers 202 with the failing operation's part
+    assert_eq!(status, 202, "{text}");
+    assert!(text.contains("HTTP/1.1 500") && text.contains("\"InternalError\""), "{text}");
+    assert!(!text.contains("secret") && !text.contains("IO error"), "{text}");
+}

@@ -10,7 +10,8 @@
 # Environment:
 #   AZTABLE_CONNECTION_STRING  used when no binary is given
 #   AZTABLE_ENDPOINT           optional; derived from TableEndpoint= otherwise
-#   AZTABLE_DEFAULT_PORT_TEST=1  also test UseDevelopmentStorage=true (needs a server on 10002)
+#   AZTABLE_DEFAULT_PORT_TEST=1  also test UseDevelopmentStorage=true (needs a server on 10002;
+#                              set by this script when it starts the server there)
 #   SDK_TESTS_SKIP_INSTALL=1   do not pip/npm install the pinned dependencies
 #   SDK_TESTS_SUITES           "python js" (default), or just one of them
 #   SDK_TESTS_STARTUP_TIMEOUT  seconds to wait for the server port (default 30)
@@ -94,7 +95,14 @@ if [[ -n "$BINARY" ]]; then
   install_deps
   WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/aztable-sdk-tests.XXXXXX")"
   mkdir -p "$WORK_DIR/data"
-  PORT="$(free_port)"
+  # On the default port when it is free, so the UseDevelopmentStorage=true tests run too.
+  if port_open 10002; then
+    PORT="$(free_port)"
+    log "127.0.0.1:10002 is taken: the UseDevelopmentStorage=true tests will be skipped (they need the server there)"
+  else
+    PORT=10002
+    export AZTABLE_DEFAULT_PORT_TEST=1
+  fi
   log "starting $BINARY on 127.0.0.1:$PORT (location $WORK_DIR/data)"
   "$BINARY" --tableHost 127.0.0.1 --tablePort "$PORT" --location "$WORK_DIR/data" --silent \
     >"$WORK_DIR/server.log" 2>&1 </dev/null &
@@ -136,7 +144,7 @@ js_rc=0
 ran=()
 if [[ " $SUITES " == *" python "* ]]; then
   log "running Python suite (pytest)"
-  (cd "$PY_DIR" && "$PYTHON" -m pytest -q -p no:cacheprovider) || py_rc=$?
+  (cd "$PY_DIR" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider) || py_rc=$?
   ran+=("python=$py_rc")
 fi
 if [[ " $SUITES " == *" js "* ]]; then

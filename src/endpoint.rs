@@ -128,6 +128,8 @@ impl Endpoint {
             .decode_utf8()
             .map_err(|_| ApiError::new(ErrorCode::InvalidUri))?;
         let path = path.trim_start_matches('/');
+        // one slash after the resource (`/Tables/`, `/mytable/`, `/$batch/`) names it too
+        let path = path.strip_suffix('/').unwrap_or(path);
         let not_allowed = || Err(ApiError::new(ErrorCode::MethodNotAllowed));
         if path.is_empty() {
             return match (restype, comp, method) {

@@ -19,8 +19,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Largest request body read (a batch may be 4 MiB; an entity 1 MiB of data, more as JSON).
-const MAX_BODY: usize = 4 * 1024 * 1024 + 64 * 1024;
+/// Largest request body read, for batches and single entities alike (an entity holds at
+/// most 1 MiB of data, more as JSON: a body under this size whose entity is over that
+/// is 400 `EntityTooLarge`, a larger body 413 `RequestBodyTooLarge`).
+const MAX_BODY: usize = 4 * 1024 * 1024;
 /// How much of an oversized body is read and discarded so the client, still sending,
 /// gets the 413 on a connection it can keep; beyond this the connection is closed.
 const DRAIN_LIMIT: usize = 64 * 1024 * 1024;

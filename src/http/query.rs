@@ -41,6 +41,15 @@ impl QueryParams {
         q
     }
 
+    /// `$filter`, parsed. An empty one (`$filter=`, as the SDKs send for an empty filter
+    /// string) means no filter, as on the service.
+    pub fn parsed_filter(&self) -> Result<Option<crate::filter::Expr>, ApiError> {
+        match self.filter.as_deref() {
+            Some(f) if !f.trim().is_empty() => Ok(Some(crate::filter::parse(f)?)),
+            _ => Ok(None),
+        }
+    }
+
     /// `$top` as a page size: absent → 1000; otherwise 1..=1000, else 400.
     pub fn page_size(&self) -> Result<usize, ApiError> {
         let Some(top) = &self.top else { return Ok(1000) };

@@ -296,3 +296,26 @@ async fn top_outside_1_to_1000_is_invalid_input() {
         assert_eq!(c.send("GET", &format!("/topBounds()?$top={top}"), &[], None).await.status, 200);
     }
 }
+
+/// A weak ETag's `W/` may come in either case: a current one matches, a stale one is 412
+/// `UpdateConditionNotSatisfied` with nothing written.
+#[tokio::test]
+async fn weak_etags_match_with_either_case_of_the_prefix() {
+    let (_s, c) = setup("weakCase").await;
+    let r = c.insert("weakCase", json!({"PartitionKey": "p", "RowKey": "r", "V": 0})).await;
+    let stale = r.header("etag").unwrap().replacen("W/", "w/", 1);
+    let url = entity_path("weakCase", "p", "r");
+    let r = c.send("PUT", &url, &[("If-Match", &stale)], Some(r#"{"V":1}"#)).await;
+    assert_eq!(r.status, 204, "a lower-case w/ of the current ETag matches: {}", r.body);
+    for method in ["PUT", "MERGE", "DELETE"] {
+        let body = (method != "DELETE").then_some(r#"{"V":2}"#);
+        let r = c.send(method, &url, &[("If-Match", &stale)], body).await;
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (412, "UpdateConditionNotSatisfied"),
+            "{method}: {}",
+            r.body
+        );
+    }
+    assert_eq!(c.get("weakCase", "p", "r").await.json()["V"], 1);
+}

@@ -182,3 +182,53 @@ async fn malformed_continuation_tokens_are_400() {
         assert_eq!(r.error_code(), "InvalidInput", "{q}");
     }
 }
+
+/// An entity body over 4 MiB is 413 `RequestBodyTooLarge`, as a batch's is, whether it
+/// is an insert, a replace or a merge; a body under 4 MiB whose entity passes 1 MiB stays
+/// 400 `EntityTooLarge`. Nothing is written either way.
+#[tokio::test]
+async fn entity_bodies_over_4_mib_are_413_and_large_entities_under_it_are_400() {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table("bodySize").await.status, 201);
+    // a body of exactly `len` bytes: string properties of at most 30,000 characters
+    // (each under the 64 KiB value limit), the last one padded to the length
+    let body = |len: usize| {
+        let mut b = String::from(r#"{"PartitionKey":"p","RowKey":"r""#);
+        for i in 0.. {
+            let head = format!(r#","s{i}":""#);
+            let room = len - b.len() - head.len() - 2; // the closing quote and brace
+            b += &head;
+            b += &"y".repeat(room.min(30_000));
+            b += "\"";
+            if room <= 30_000 {
+                break;
+            }
+        }
+        b += "}";
+        assert_eq!(b.len(), len);
+        b
+    };
+    let mib = 1024 * 1024;
+    for (method, path) in [("POST", "/bodySize"), ("PUT", "/bodySize(PartitionKey='p',RowKey='r')")] {
+        for len in [4 * mib + 1, 4 * mib + 40 * 1024] {
+            let r = c.send(method, path, &[], Some(&body(len))).await;
+            assert_eq!(
+                (r.status, r.error_code().as_str()),
+                (413, "RequestBodyTooLarge"),
+                "{method} of {len} bytes"
+            );
+        }
+        for len in [4 * mib, 2 * mib] {
+            let r = c.send(method, path, &[], Some(&body(len))).await;
+            assert_eq!(
+                (r.status, r.error_code().as_str()),
+                (400, "EntityTooLarge"),
+                "{method} of {len} bytes"
+            );
+        }
+    }
+    let r = c.send("MERGE", "/bodySize(PartitionKey='p',RowKey='r')", &[], Some(&body(4 * mib + 1))).await;
+    assert_eq!((r.status, r.error_code().as_str()), (413, "RequestBodyTooLarge"), "MERGE");
+    assert_eq!(c.get("bodySize", "p", "r").await.status, 404, "nothing was written");
+}

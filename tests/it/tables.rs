@@ -118,3 +118,58 @@ async fn invalid_table_names_are_rejected() {
     assert_eq!(r.status, 400);
     assert_eq!(r.error_code(), "InvalidInput");
 }
+
+/// One slash after the resource names it too: Create and Query Tables on `/Tables/`,
+/// Insert and Query Entities on `/<table>/`, a batch on `/$batch/`, signed over the path
+/// as sent.
+#[tokio::test]
+async fn a_trailing_slash_after_the_resource_is_tolerated() {
+    let server = TestServer::start();
+    let c = server.client();
+    let r = c.send("POST", "/Tables/", &[], Some(r#"{"TableName":"slashed"}"#)).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = c.send("GET", "/Tables/?$filter=TableName%20eq%20'slashed'", &[], None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["value"][0]["TableName"], "slashed");
+    let r = c.send("POST", "/slashed/", &[], Some(r#"{"PartitionKey":"p","RowKey":"r"}"#)).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = c.send("GET", "/slashed/", &[], None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["value"].as_array().map(Vec::len), Some(1));
+    let r = c.send("GET", "/slashed(PartitionKey='p',RowKey='r')/", &[], None).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (b, cs) = ("batch_slash", "changeset_slash");
+    let body = format!(
+        "--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n--{cs}\r\n\
+         Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+         POST {}/slashed HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
+         {{\"PartitionKey\":\"p\",\"RowKey\":\"b\"}}\r\n--{cs}--\r\n--{b}--\r\n",
+        server.endpoint()
+    );
+    let ct = format!("multipart/mixed; boundary={b}");
+    let r = c.send("POST", "/$batch/", &[("Content-Type", &ct)], Some(&body)).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert!(r.body.contains("HTTP/1.1 201"), "{}", r.body);
+    // two slashes are no resource
+    let r = c.send("GET", "/slashed//", &[], None).await;
+    assert_eq!((r.status, r.error_code().as_str()), (400, "InvalidUri"), "{}", r.body);
+}
+
+/// An empty `$filter` (and an empty `$select`) means no filter (all properties), for
+/// Query Tables and Query Entities, as the SDKs send it for an empty filter string.
+#[tokio::test]
+async fn an_empty_filter_or_select_means_none() {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table("emptyFilter").await.status, 201);
+    let e = r#"{"PartitionKey":"p","RowKey":"r","v":1}"#;
+    assert_eq!(c.send("POST", "/emptyFilter", &[], Some(e)).await.status, 201);
+    for q in ["$filter=", "$filter=&$select=", "$select=&$filter=%20"] {
+        let r = c.send("GET", &format!("/emptyFilter()?{q}"), &[], None).await;
+        assert_eq!(r.status, 200, "{q}: {}", r.body);
+        assert_eq!(r.json()["value"][0]["v"], 1, "{q}: every property: {}", r.body);
+        let r = c.send("GET", &format!("/Tables?{q}"), &[], None).await;
+        assert_eq!(r.status, 200, "{q}: {}", r.body);
+        assert_eq!(r.json()["value"][0]["TableName"], "emptyFilter", "{q}");
+    }
+}

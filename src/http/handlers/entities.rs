@@ -43,8 +43,13 @@ pub(super) fn parse_condition(
         )),
         None => Ok(Condition::Upsert),
         Some("*") => Ok(Condition::Exists),
-        Some(tag) if tag.starts_with("W/\"") && tag.ends_with('"') && tag.len() > 4 => {
-            Ok(Condition::Etag(tag.to_owned()))
+        // a weak ETag, its `W/` in either case (the service's ETags are all weak)
+        Some(tag)
+            if tag.get(..3).is_some_and(|w| w.eq_ignore_ascii_case("W/\""))
+                && tag.ends_with('"')
+                && tag.len() > 4 =>
+        {
+            Ok(Condition::Etag(format!("W/{}", &tag[2..])))
         }
         Some(tag) => Err(ApiError::with_message(
             ErrorCode::InvalidInput,
@@ -74,7 +79,7 @@ pub async fn query_entities(
     table: &str,
 ) -> Result<Response, ApiError> {
     let md = negotiate(req)?;
-    let filter = req.query.filter.as_deref().map(crate::filter::parse).transpose()?;
+    let filter = req.query.parsed_filter()?;
     let top = req.query.page_size()?;
     let start = match &req.query.next_partition_key {
         Some(pk) => {

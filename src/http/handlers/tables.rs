@@ -17,7 +17,7 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
 
 pub async fn query_tables(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
     let md = negotiate(req)?;
-    let filter = req.query.filter.as_deref().map(crate::filter::parse).transpose()?;
+    let filter = req.query.parsed_filter()?;
     let top = req.query.page_size()?;
     let from = req.query.next_table_name.as_deref().map(super::entities::decode_token).transpose()?;
     let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top, filter).await?;

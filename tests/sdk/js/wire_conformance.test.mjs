@@ -1,0 +1,49 @@
+// What real clients send that a strict reading of the REST reference would refuse: an
+// empty filter, a lower-case weak ETag prefix, an entity body over 4 MiB.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { collect, expectRestError, freshTable, serviceClient } from "./helpers.mjs";
+
+describe("wire conformance", () => {
+  let t;
+  before(async () => {
+    t = await freshTable("wire");
+  });
+  after(async () => {
+    await t.cleanup();
+  });
+
+  test("an empty filter lists every entity and table", async () => {
+    await t.client.createEntity({ partitionKey: "f", rowKey: "a", v: 1 });
+    await t.client.createEntity({ partitionKey: "f", rowKey: "b", v: 2 });
+    const entities = await collect(t.client.listEntities({ queryOptions: { filter: "" } }));
+    assert.deepEqual(entities.filter((e) => e.partitionKey === "f").map((e) => e.rowKey), ["a", "b"]);
+    const tables = await collect(serviceClient().listTables({ queryOptions: { filter: "" } }));
+    assert.ok(tables.some((x) => x.name === t.name));
+  });
+
+  test("a lower-case weak ETag prefix matches, and a stale one is 412", async () => {
+    const { etag } = await t.client.createEntity({ partitionKey: "e", rowKey: "r", v: 0 });
+    const lower = etag.replace("W/", "w/");
+    await t.client.updateEntity({ partitionKey: "e", rowKey: "r", v: 1 }, "Replace", { etag: lower });
+    await expectRestError(
+      t.client.updateEntity({ partitionKey: "e", rowKey: "r", v: 2 }, "Merge", { etag: lower }),
+      412,
+      "UpdateConditionNotSatisfied",
+    );
+    assert.equal((await t.client.getEntity("e", "r")).v, 1);
+  });
+
+  // 140 strings of 30,000 characters: just over 4 MiB of JSON (4.0-4.06 MiB)
+  test("an entity body over 4 MiB is 413, one under it over 1 MiB is 400", async () => {
+    const entity = (rowKey, n) => {
+      const e = { partitionKey: "s", rowKey };
+      for (let i = 0; i < n; i++) e[`s${i}`] = "y".repeat(30000);
+      return e;
+    };
+    await expectRestError(t.client.createEntity(entity("huge", 140)), 413, "RequestBodyTooLarge");
+    await expectRestError(t.client.createEntity(entity("large", 60)), 400, "EntityTooLarge");
+    const left = await collect(t.client.listEntities({ queryOptions: { filter: "PartitionKey eq 's'" } }));
+    assert.equal(left.length, 0);
+  });
+});

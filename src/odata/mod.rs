@@ -23,6 +23,27 @@ pub use prefer::Prefer;
 
 use crate::error::{ApiError, ErrorCode};
 
+/// Checks a request body's declared `Content-Type` before it is read as JSON: a JSON
+/// media type (`application/json`, any parameters) or none at all is read; Atom or XML is
+/// 415 `AtomFormatNotSupported`; anything else (`text/plain`, `application/octet-stream`)
+/// is 415 `MediaTypeNotSupported`, so a body is never read as something it does not
+/// claim to be.
+pub fn check_body_type(content_type: Option<&str>) -> Result<(), ApiError> {
+    let Some(ct) = content_type else { return Ok(()) };
+    let essence = ct.split(';').next().unwrap_or("").trim();
+    let is = |m: &str| essence.eq_ignore_ascii_case(m);
+    if essence.is_empty() || is("application/json") {
+        Ok(())
+    } else if is("application/atom+xml") || is("application/xml") {
+        Err(ApiError::new(ErrorCode::AtomFormatNotSupported))
+    } else {
+        Err(ApiError::with_message(
+            ErrorCode::MediaTypeNotSupported,
+            format!("The content type '{ct}' is not supported: send the body as application/json."),
+        ))
+    }
+}
+
 /// The JSON metadata level of a response (`odata=nometadata|minimalmetadata|fullmetadata`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metadata {

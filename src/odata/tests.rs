@@ -335,3 +335,23 @@ fn entity_size_limit() {
     let props = vec![("ab".to_owned(), EdmValue::Int32(1))];
     assert_eq!(crate::model::entity::data_size("p", "rk", &props), 2 + 4 + 8 + 4 + 4);
 }
+
+#[test]
+fn body_types() {
+    use crate::error::ErrorCode;
+    let code = |ct: Option<&str>| crate::odata::check_body_type(ct).map_err(|e| e.code);
+    for ok in [
+        None,
+        Some(""),
+        Some("application/json"),
+        Some("Application/JSON; charset=utf-8"),
+        Some("application/json;odata=nometadata"),
+    ] {
+        assert_eq!(code(ok), Ok(()), "{ok:?}");
+    }
+    assert_eq!(code(Some("application/atom+xml")), Err(ErrorCode::AtomFormatNotSupported));
+    assert_eq!(code(Some("application/xml;charset=utf-8")), Err(ErrorCode::AtomFormatNotSupported));
+    for refused in ["text/plain", "application/octet-stream", "application/jsonx", "text/json"] {
+        assert_eq!(code(Some(refused)), Err(ErrorCode::MediaTypeNotSupported), "{refused}");
+    }
+}

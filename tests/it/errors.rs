@@ -232,3 +232,43 @@ async fn entity_bodies_over_4_mib_are_413_and_large_entities_under_it_are_400() 
     assert_eq!((r.status, r.error_code().as_str()), (413, "RequestBodyTooLarge"), "MERGE");
     assert_eq!(c.get("bodySize", "p", "r").await.status, 404, "nothing was written");
 }
+
+/// A body declared as something other than JSON is 415 `MediaTypeNotSupported` and is
+/// not read: inserts, updates, merges, table creation and batch operations alike.
+#[tokio::test]
+async fn bodies_declared_as_another_media_type_are_415_and_not_read() {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table("mediaType").await.status, 201);
+    let entity = r#"{"PartitionKey":"p","RowKey":"r","v":1}"#;
+    let url = "/mediaType(PartitionKey='p',RowKey='r')";
+    for ct in ["text/plain", "application/octet-stream"] {
+        for (method, path, body) in [
+            ("POST", "/mediaType", entity),
+            ("PUT", url, entity),
+            ("MERGE", url, entity),
+            ("POST", "/Tables", r#"{"TableName":"mediaType2"}"#),
+        ] {
+            let r = c.send(method, path, &[("Content-Type", ct)], Some(body)).await;
+            assert_eq!(
+                (r.status, r.error_code().as_str()),
+                (415, "MediaTypeNotSupported"),
+                "{method} {path} as {ct}"
+            );
+        }
+    }
+    let (b, cs) = ("batch_media", "changeset_media");
+    let batch = format!(
+        "--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n--{cs}\r\n\
+         Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+         POST {}/mediaType HTTP/1.1\r\nContent-Type: text/plain\r\n\r\n{entity}\r\n--{cs}--\r\n--{b}--\r\n",
+        server.endpoint()
+    );
+    let ct = format!("multipart/mixed; boundary={b}");
+    let r = c.send("POST", "/$batch", &[("Content-Type", &ct)], Some(&batch)).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert!(r.body.contains("HTTP/1.1 415") && r.body.contains("\"MediaTypeNotSupported\""), "{}", r.body);
+    assert!(r.body.contains("\"0:The content type"), "{}", r.body);
+    assert_eq!(c.get("mediaType", "p", "r").await.status, 404, "a refused body was stored");
+    assert_eq!(c.send("GET", "/Tables('mediaType2')", &[], None).await.status, 404);
+}

@@ -83,6 +83,9 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
 fn to_action(op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
     let cond =
         |required| parse_condition(op.header("if-match"), op.header("if-none-match").is_some(), required);
+    if !matches!(op.endpoint, Endpoint::DeleteEntity { .. }) {
+        odata::check_body_type(op.header("content-type"))?;
+    }
     let at = |pk: &str, rk: &str| entity_at(&op.body, pk.to_owned(), rk.to_owned());
     Ok(match &op.endpoint {
         Endpoint::InsertEntity { table } => (table.clone(), BatchAction::Insert(entity_to_insert(&op.body)?)),

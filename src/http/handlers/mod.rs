@@ -54,13 +54,9 @@ fn negotiate(req: &Req) -> Result<Metadata, ApiError> {
     odata::negotiate(header(&req.headers, "accept"), req.query.format.as_deref())
 }
 
-/// Refuses request bodies in a format the server does not read (Atom/XML).
+/// Refuses a JSON request body declared as anything but JSON ([`odata::check_body_type`]).
 fn check_request_content_type(req: &Req) -> Result<(), ApiError> {
-    let ct = header(&req.headers, "content-type").unwrap_or("").to_ascii_lowercase();
-    if ct.starts_with("application/atom+xml") || ct.starts_with("application/xml") {
-        return Err(ApiError::new(ErrorCode::AtomFormatNotSupported));
-    }
-    Ok(())
+    odata::check_body_type(header(&req.headers, "content-type"))
 }
 
 /// The entity of an insert: the body's entity, which must carry both keys.

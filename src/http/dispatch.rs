@@ -160,6 +160,13 @@ async fn handle(
     let tunnel = parts.headers.get_all("x-http-method").iter().map(|v| v.to_str().ok());
     let method = crate::endpoint::tunnelled_method(parts.method.as_str(), tunnel)?;
     let query = QueryParams::parse(parts.uri.query());
+    // The Python SDK sends service-level requests to the secondary as
+    // `/<account>-secondary/<account>/?restype=service…`, naming the account twice; no
+    // table operation carries `restype=service`, so the second name is the account's.
+    let rest = match query.restype.as_deref() {
+        Some("service") if rest.trim_matches('/') == ctx.account => "/",
+        _ => rest,
+    };
     let endpoint = Endpoint::route(method, rest, query.comp.as_deref(), query.restype.as_deref())?;
     *op = endpoint.name();
 

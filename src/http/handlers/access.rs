@@ -51,8 +51,9 @@ pub fn set_service_properties(state: &AppState, ctx: &RequestCtx, req: &Req) -> 
     Ok(build(StatusCode::ACCEPTED, &[], Vec::new()))
 }
 
-/// Get Table Service Stats: 200 with `<StorageServiceStats>` on the secondary endpoint.
-pub fn get_service_stats(state: &AppState, ctx: &RequestCtx) -> Result<Response, ApiError> {
-    let (status, last_sync) = state.service.get_service_stats(ctx.secondary)?;
+/// Get Table Service Stats: 200 with `<StorageServiceStats>`, on the primary and the
+/// secondary endpoint.
+pub fn get_service_stats(state: &AppState) -> Result<Response, ApiError> {
+    let (status, last_sync) = state.service.get_service_stats();
     Ok(xml(StatusCode::OK, write_stats(status, last_sync)))
 }

@@ -45,7 +45,7 @@ pub async fn handle(
         SetTableAcl { table } => access::set_table_acl(state, ctx, req, &table),
         GetServiceProperties => access::get_service_properties(state, ctx),
         SetServiceProperties => access::set_service_properties(state, ctx, req),
-        GetServiceStats => access::get_service_stats(state, ctx),
+        GetServiceStats => access::get_service_stats(state),
     }
 }
 

@@ -174,9 +174,19 @@ describe("service properties", { timeout: 60_000 }, () => {
     const stats = await client.getStatistics({ onResponse: (r) => (seenUrl = r.request.url) });
     assert.equal(new URL(seenUrl).pathname, `/${shared.accountName}-secondary/`);
     assert.equal(stats.geoReplication?.status, "live");
-    if (stats.geoReplication?.lastSyncTime !== undefined) {
-      assert.ok(stats.geoReplication.lastSyncTime instanceof Date);
-    }
+    const synced = stats.geoReplication?.lastSyncTime;
+    assert.ok(synced instanceof Date, "LastSyncTime is reported");
+    assert.ok(Math.abs(Date.now() - synced.getTime()) < 60_000, `LastSyncTime ${synced} is now`);
+  });
+
+  test("getStatistics from the connection-string client reports live", async () => {
+    // Against an emulator endpoint the SDK sends it to the primary path.
+    let seenUrl;
+    const stats = await svc.getStatistics({ onResponse: (r) => (seenUrl = r.request.url) });
+    assert.equal(new URL(seenUrl).pathname, `/${shared.accountName}/`);
+    assert.equal(stats.geoReplication?.status, "live");
+    const synced = stats.geoReplication?.lastSyncTime;
+    assert.ok(synced instanceof Date && Math.abs(Date.now() - synced.getTime()) < 60_000, `${synced}`);
   });
 
   test("CORS preflight and actual requests", async () => {

@@ -47,3 +47,22 @@ describe("wire conformance", () => {
     assert.equal(left.length, 0);
   });
 });
+
+describe("typed nulls", () => {
+  test("an invalid Date is sent as a typed null and not stored", async () => {
+    const t = await freshTable("tnull");
+    try {
+      const sent = [];
+      await t.client.createEntity(
+        { partitionKey: "p", rowKey: "r", v: 1, when: new Date(Number.NaN) },
+        { onResponse: (r) => sent.push(r.request.body) },
+      );
+      const e = await t.client.getEntity("p", "r");
+      assert.equal(e.v, 1);
+      assert.ok(!("when" in e), `an invalid Date was stored: ${JSON.stringify(e)}`);
+      assert.match(String(sent[0]), /"when":null/, "the SDK sends the invalid Date as null");
+    } finally {
+      await t.cleanup();
+    }
+  });
+});

@@ -9,19 +9,24 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aztable/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-# phase NAME COMMAND...: runs COMMAND, then prints how long it took.
+# phase NAME COMMAND...: runs COMMAND, then prints how long it took; stops the script
+# if it failed. COMMAND runs in a condition, where `set -e` does not apply, so the
+# functions below chain their steps with &&.
 phase() {
   local name=$1 start=$SECONDS
   shift
   echo "== $name"
-  "$@"
-  echo "== phase: $name ($((SECONDS - start)) s)"
+  if "$@"; then
+    echo "== phase: $name ($((SECONDS - start)) s)"
+  else
+    echo "== phase: $name FAILED ($((SECONDS - start)) s)"
+    exit 1
+  fi
 }
 
 echo "== target dir: $CARGO_TARGET_DIR"
 fmt_check() {
-  cargo fmt --check
-  cargo fmt --check --manifest-path fuzz/Cargo.toml
+  cargo fmt --check && cargo fmt --check --manifest-path fuzz/Cargo.toml
 }
 phase "fmt" fmt_check
 phase "layers" scripts/check-layers.sh
@@ -32,8 +37,7 @@ phase "fuzz check" cargo check --locked --manifest-path fuzz/Cargo.toml
 phase "cargo test" cargo test --locked
 
 sdk_suites() {
-  cargo build --locked --bin aztable
-  scripts/sdk-tests.sh "$CARGO_TARGET_DIR/debug/aztable"
+  cargo build --locked --bin aztable && scripts/sdk-tests.sh "$CARGO_TARGET_DIR/debug/aztable"
 }
 # The SDK conformance suites install their pinned SDKs if missing.
 phase "sdk suites" sdk_suites

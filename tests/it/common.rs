@@ -256,3 +256,16 @@ pub fn entity_path(table: &str, pk: &str, rk: &str) -> String {
 pub fn unique_table(prefix: &str) -> String {
     format!("{prefix}{}", uuid::Uuid::new_v4().simple()).chars().take(40).collect()
 }
+
+/// A change set of one insert into `table` at `endpoint` (`http://…/<account>`), its body
+/// declared as `content_type`: the (Content-Type, body) of the `$batch` request.
+pub fn one_insert_batch(endpoint: &str, table: &str, content_type: &str, entity: &str) -> (String, String) {
+    let (b, cs) = ("batch_one", "changeset_one");
+    let body = format!(
+        "--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n--{cs}\r\n\
+         Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+         POST {endpoint}/{table} HTTP/1.1\r\nContent-Type: {content_type}\r\n\r\n\
+         {entity}\r\n--{cs}--\r\n--{b}--\r\n"
+    );
+    (format!("multipart/mixed; boundary={b}"), body)
+}

@@ -257,14 +257,7 @@ async fn bodies_declared_as_another_media_type_are_415_and_not_read() {
             );
         }
     }
-    let (b, cs) = ("batch_media", "changeset_media");
-    let batch = format!(
-        "--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n--{cs}\r\n\
-         Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
-         POST {}/mediaType HTTP/1.1\r\nContent-Type: text/plain\r\n\r\n{entity}\r\n--{cs}--\r\n--{b}--\r\n",
-        server.endpoint()
-    );
-    let ct = format!("multipart/mixed; boundary={b}");
+    let (ct, batch) = one_insert_batch(&server.endpoint(), "mediaType", "text/plain", entity);
     let r = c.send("POST", "/$batch", &[("Content-Type", &ct)], Some(&batch)).await;
     assert_eq!(r.status, 202, "{}", r.body);
     assert!(r.body.contains("HTTP/1.1 415") && r.body.contains("\"MediaTypeNotSupported\""), "{}", r.body);

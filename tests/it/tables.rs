@@ -138,15 +138,8 @@ async fn a_trailing_slash_after_the_resource_is_tolerated() {
     assert_eq!(r.json()["value"].as_array().map(Vec::len), Some(1));
     let r = c.send("GET", "/slashed(PartitionKey='p',RowKey='r')/", &[], None).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let (b, cs) = ("batch_slash", "changeset_slash");
-    let body = format!(
-        "--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n--{cs}\r\n\
-         Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
-         POST {}/slashed HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
-         {{\"PartitionKey\":\"p\",\"RowKey\":\"b\"}}\r\n--{cs}--\r\n--{b}--\r\n",
-        server.endpoint()
-    );
-    let ct = format!("multipart/mixed; boundary={b}");
+    let entity = r#"{"PartitionKey":"p","RowKey":"b"}"#;
+    let (ct, body) = one_insert_batch(&server.endpoint(), "slashed", "application/json", entity);
     let r = c.send("POST", "/$batch/", &[("Content-Type", &ct)], Some(&body)).await;
     assert_eq!(r.status, 202, "{}", r.body);
     assert!(r.body.contains("HTTP/1.1 201"), "{}", r.body);

@@ -145,3 +145,28 @@ fn the_callers_rows_bound_every_entity_operation() {
     assert_eq!((failure.index, code(failure.error)), (1, ErrorCode::AuthorizationFailure));
     assert_eq!(code(s.get_entity("acct", "tbl", "p", "y").unwrap_err()), ErrorCode::ResourceNotFound);
 }
+
+/// A page that scans past the rows examined in place continues on the blocking pool and
+/// comes out as one page: the same entities and continuation as a page scanned at once.
+#[test]
+fn a_page_split_between_the_worker_and_the_pool_is_one_page() {
+    let s = svc();
+    let batch = |from: usize| {
+        (from..from + 100).map(|i| {
+            BatchAction::Insert(new("p", &format!("r{i:05}"), vec![("n", EdmValue::Int32(i as i32))]))
+        })
+    };
+    for from in (0..1500).step_by(100) {
+        s.execute_batch("acct", "tbl", batch(from).collect()).wait().unwrap();
+    }
+    let filter = |f: &str| Some(crate::filter::parse(f).unwrap());
+    for (top, f) in
+        [(1000, "n ge 0"), (1000, "n lt 600"), (7, "n ge 400"), (1000, "n eq 1499"), (5, "n eq 3")]
+    {
+        let q = QueryEntities { top, filter: filter(f), start: None };
+        let at_once = s.query_entities_within("acct".into(), "tbl", &q, 10_000).unwrap();
+        let split = s.query_entities("acct", "tbl", q).wait().unwrap();
+        assert_eq!(split.entities, at_once.entities, "{f} top {top}");
+        assert_eq!(split.next, at_once.next, "{f} top {top}");
+    }
+}

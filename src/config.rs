@@ -50,13 +50,18 @@ pub struct Args {
     #[arg(long = "disableProductStyleUrl")]
     pub disable_product_style_url: bool,
 
-    /// Serve HTTPS with this certificate chain (PEM); needs --key.
-    #[arg(long = "cert", value_name = "PEM")]
+    /// Serve HTTPS with this certificate: a PEM certificate chain with --key, or a PFX
+    /// (PKCS #12) file with --pwd (a `.pfx` or `.p12` file without --pwd: no password).
+    #[arg(long = "cert", value_name = "FILE")]
     pub cert: Option<PathBuf>,
 
-    /// The private key (PEM) of --cert.
+    /// The private key (PEM) of a PEM --cert.
     #[arg(long = "key", value_name = "PEM")]
     pub key: Option<PathBuf>,
+
+    /// The password of a PFX --cert.
+    #[arg(long = "pwd", value_name = "PASSWORD")]
+    pub pwd: Option<String>,
 
     /// Accept OAuth bearer tokens (Microsoft Entra ID). Only `basic` exists, as in Azurite:
     /// the token's structure, issuer, audience and lifetime are checked, NOT its signature.
@@ -78,25 +83,48 @@ pub struct Config {
     pub disable_product_style_url: bool,
     /// Value of `AZURITE_ACCOUNTS` (`name1:key1:key2;name2:key1`), if set.
     pub extra_accounts: Option<String>,
-    /// HTTPS: (certificate chain, private key) PEM files.
-    pub tls: Option<(PathBuf, PathBuf)>,
+    /// HTTPS: where the certificate and its key come from.
+    pub tls: Option<TlsSource>,
     /// `--oauth basic`.
     pub oauth: bool,
+}
+
+/// The certificate and key of `--cert` (with `--key` or `--pwd`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TlsSource {
+    /// A PEM certificate chain and a PEM private key.
+    Pem { cert: PathBuf, key: PathBuf },
+    /// A PFX (PKCS #12) file holding both, and its password (empty: none).
+    Pfx { file: PathBuf, password: String },
 }
 
 impl Config {
     /// Builds the configuration; fails on an unparseable host, on `--cert` without `--key`
     /// (or the reverse) and on `--oauth` without HTTPS.
     pub fn from_args(args: Args, azurite_accounts: Option<String>) -> Result<Config, String> {
-        let tls = match (args.cert, args.key) {
-            (Some(cert), Some(key)) => Some((cert, key)),
-            (None, None) => None,
+        let is_pfx = |p: &PathBuf| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| e.eq_ignore_ascii_case("pfx") || e.eq_ignore_ascii_case("p12"))
+        };
+        let tls = match (args.cert, args.key, args.pwd) {
+            (Some(cert), Some(key), None) => Some(TlsSource::Pem { cert, key }),
+            (Some(file), None, Some(password)) => Some(TlsSource::Pfx { file, password }),
+            (Some(file), None, None) if is_pfx(&file) => {
+                Some(TlsSource::Pfx { file, password: String::new() })
+            }
+            (None, None, None) => None,
+            (Some(_), Some(_), Some(_)) => {
+                return Err("--pwd goes with a PFX --cert, --key with a PEM one: give one of them".into())
+            }
             _ => {
-                return Err("--cert and --key go together (PEM certificate chain and its private key)".into())
+                return Err("--cert needs --key (a PEM certificate chain and its private key) \
+                            or --pwd (a PFX file and its password)"
+                    .into())
             }
         };
         if args.oauth.is_some() && tls.is_none() {
-            return Err("--oauth needs HTTPS: give --cert and --key".into());
+            return Err("--oauth needs HTTPS: give --cert (with --key or --pwd)".into());
         }
         let host = if args.table_host == "localhost" { "127.0.0.1" } else { args.table_host.as_str() };
         let ip: std::net::IpAddr =
@@ -162,7 +190,7 @@ mod tests {
             Config::from_args(args, None)
         };
         let c = parse(&["--cert", "c.pem", "--key", "k.pem", "--oauth", "basic"]).unwrap();
-        assert_eq!(c.tls, Some(("c.pem".into(), "k.pem".into())));
+        assert_eq!(c.tls, Some(TlsSource::Pem { cert: "c.pem".into(), key: "k.pem".into() }));
         assert!(c.oauth);
         let c = parse(&["--cert", "c.pem", "--key", "k.pem"]).unwrap();
         assert!(c.tls.is_some() && !c.oauth);
@@ -170,6 +198,14 @@ mod tests {
         assert!(parse(&["--key", "k.pem"]).is_err());
         assert!(parse(&["--oauth", "basic"]).is_err());
         assert!(parse(&["--cert", "c.pem", "--key", "k.pem", "--oauth", "full"]).is_err());
+        // PFX: with --pwd, or a .pfx/.p12 file without a password
+        let pfx = |file: &str, password: &str| {
+            Some(TlsSource::Pfx { file: file.into(), password: password.into() })
+        };
+        assert_eq!(parse(&["--cert", "c.pfx", "--pwd", "secret"]).unwrap().tls, pfx("c.pfx", "secret"));
+        assert_eq!(parse(&["--cert", "c.P12"]).unwrap().tls, pfx("c.P12", ""));
+        assert!(parse(&["--cert", "c.pfx", "--key", "k.pem", "--pwd", "x"]).is_err());
+        assert!(parse(&["--pwd", "x"]).is_err());
     }
 
     #[test]

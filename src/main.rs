@@ -113,7 +113,7 @@ async fn run(config: Config) -> Result<(), String> {
             oauth: config.oauth,
         },
     });
-    let tls = config.tls.as_ref().map(|(cert, key)| load_tls_config(cert, key)).transpose()?;
+    let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

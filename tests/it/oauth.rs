@@ -143,3 +143,44 @@ fn oauth_without_https_does_not_start() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--oauth needs HTTPS"), "{out:?}");
 }
+
+/// `--cert file.pfx --pwd …` serves HTTPS with the PFX's certificate, for the encryption
+/// of current OpenSSL and the legacy one alike.
+#[tokio::test]
+async fn https_with_a_pfx_certificate_and_its_password() {
+    for pfx in ["cert.pfx", "cert-legacy.pfx"] {
+        let file = fixture(pfx);
+        let server =
+            TestServer::start_with(&["--inMemoryPersistence", "--cert", &file, "--pwd", "aztable"], &[]);
+        let c = https_client();
+        let token = token(AUD, ISS, (-60, 3600));
+        let (status, body) = send(&c, server.port, "GET", "/Tables", Some(&token), None).await;
+        // the handshake worked and the request reached the service (no --oauth: refused there)
+        assert_eq!(status, 401, "{pfx}: {body}");
+    }
+}
+
+/// What the server prints and exits with when it cannot use the certificate it is given.
+fn refused_start(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aztable"))
+        .args(["--tableHost", "127.0.0.1", "--tablePort", "0", "--inMemoryPersistence"])
+        .args(args)
+        .output()
+        .expect("run aztable");
+    assert!(!out.status.success(), "{args:?} started");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A certificate the server cannot use stops it at start with a message that names the
+/// cause and what to do: an X.509 version 1 certificate, a wrong PFX password, a PFX
+/// given with --key.
+#[test]
+fn unusable_certificates_are_refused_with_the_cause_and_a_remedy() {
+    let (v1, key, pfx) = (fixture("cert-v1.pem"), fixture("key.pem"), fixture("cert.pfx"));
+    let err = refused_start(&["--cert", &v1, "--key", &key]);
+    assert!(err.contains("X.509 version 1") && err.contains("version 3"), "{err}");
+    let err = refused_start(&["--cert", &pfx, "--pwd", "wrong"]);
+    assert!(err.contains("check --pwd"), "{err}");
+    let err = refused_start(&["--cert", &pfx, "--key", &key]);
+    assert!(err.contains("give --pwd"), "{err}");
+}

@@ -36,9 +36,11 @@ struct GenBatch {
     ops: Vec<GenOp>,
 }
 
-/// An OData string literal for a key, percent-encoded the way SDKs do it.
+/// An OData string literal for a key, percent-encoded the way SDKs do it (UTF-8 bytes
+/// of non-ASCII characters, `%`, quotes and spaces as `%XX`).
 fn literal(key: &str) -> String {
-    format!("'{}'", key.replace('\'', "''")).replace('\'', "%27").replace(' ', "%20")
+    let quoted = format!("'{}'", key.replace('\'', "''"));
+    percent_encoding::utf8_percent_encode(&quoted, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 impl GenOp {
@@ -150,7 +152,9 @@ impl GenBatch {
 
 fn gen_op(lf: bool) -> impl Strategy<Value = GenOp> {
     let method = prop::sample::select(vec!["POST", "PUT", "MERGE", "PATCH", "DELETE"]);
-    let key = "[a-zA-Z0-9 ']{0,8}";
+    // non-ASCII keys too: two-byte, four-byte, and private-use characters, whose UTF-16
+    // and code-point orders differ
+    let key = "[a-zA-Z0-9 '%\u{e9}\u{1f600}\u{e000}\u{10000}]{0,8}";
     let header = ("X-[a-zA-Z]{1,8}", "[!-~]([ -~]{0,16}[!-~])?");
     (
         (method, any::<bool>(), (key, key), any::<bool>()),

@@ -66,3 +66,28 @@ describe("typed nulls", () => {
     }
   });
 });
+
+describe("key order", () => {
+  test("paging follows UTF-16 order where code-point order differs", async () => {
+    const t = await freshTable("utf16");
+    try {
+      // U+10000 is D800 DC00 in UTF-16: before U+E000 and U+FFFF there, after them by code point.
+      const rowKeys = ["\uffff", "\ue000", "\u{10000}", "z", "a"];
+      for (const rowKey of rowKeys) await t.client.createEntity({ partitionKey: "p", rowKey });
+      // JS strings compare by UTF-16 code units
+      const utf16 = [...rowKeys].sort();
+      const byCodePoint = [...rowKeys].sort((a, b) => a.codePointAt(0) - b.codePointAt(0));
+      assert.notDeepEqual(utf16, byCodePoint, "the keys must tell the two orders apart");
+      const seen = [];
+      let pages = 0;
+      for await (const page of t.client.listEntities().byPage({ maxPageSize: 1 })) {
+        pages += 1;
+        seen.push(...page.map((e) => e.rowKey));
+      }
+      assert.deepEqual(seen, utf16);
+      assert.ok(pages >= rowKeys.length);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});

@@ -115,3 +115,16 @@ def test_select_over_pages(big_table):
     # Order is still by key: n values follow the sorted key order.
     by_key = {_key(i): i for i in range(N_ENTITIES)}
     assert [r["n"] for r in rows] == [by_key[k] for k in _expected_keys()]
+
+
+def test_paging_follows_utf16_order_where_code_point_order_differs(table):
+    # U+10000 is D800 DC00 in UTF-16: it sorts before U+E000 and U+FFFF there, after
+    # them by code point. The service orders keys by UTF-16 code units.
+    row_keys = ["\uffff", "\ue000", "\U00010000", "z", "a"]
+    for rk in row_keys:
+        table.create_entity({"PartitionKey": "p", "RowKey": rk})
+    utf16 = sorted(row_keys, key=lambda s: s.encode("utf-16-be"))
+    assert utf16 != sorted(row_keys), "the keys must tell the two orders apart"
+    pages = list(table.list_entities(results_per_page=1).by_page())
+    assert [e["RowKey"] for page in pages for e in page] == utf16
+    assert len(pages) >= len(row_keys)

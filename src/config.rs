@@ -59,6 +59,12 @@ pub struct Args {
     #[arg(long = "key", value_name = "PEM")]
     pub key: Option<PathBuf>,
 
+    /// Seconds an idle keep-alive connection stays open (answered with `Keep-Alive:
+    /// timeout=<s>`); also how long a client may take to send a request's head.
+    #[arg(long = "tableKeepAliveTimeout", value_name = "SECONDS", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub table_keep_alive_timeout: u64,
+
     /// The password of a PFX --cert.
     #[arg(long = "pwd", value_name = "PASSWORD")]
     pub pwd: Option<String>,
@@ -85,6 +91,8 @@ pub struct Config {
     pub extra_accounts: Option<String>,
     /// HTTPS: where the certificate and its key come from.
     pub tls: Option<TlsSource>,
+    /// `--tableKeepAliveTimeout`: how long an idle connection stays open.
+    pub keep_alive: std::time::Duration,
     /// `--oauth basic`.
     pub oauth: bool,
 }
@@ -139,6 +147,7 @@ impl Config {
             disable_product_style_url: args.disable_product_style_url,
             extra_accounts: azurite_accounts.filter(|s| !s.trim().is_empty()),
             tls,
+            keep_alive: std::time::Duration::from_secs(args.table_keep_alive_timeout),
             oauth: args.oauth.is_some(),
         })
     }

@@ -111,6 +111,7 @@ async fn run(config: Config) -> Result<(), String> {
             loose: config.loose,
             https: config.tls.is_some(),
             oauth: config.oauth,
+            keep_alive: http::HeaderValue::from_str(&format!("timeout={}", config.keep_alive.as_secs())).ok(),
         },
     });
     let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
@@ -128,7 +129,9 @@ async fn run(config: Config) -> Result<(), String> {
         tracing::info!("OAuth bearer tokens accepted (--oauth basic: signatures are NOT verified)");
     }
     tracing::info!("aztable listening on {scheme}://{addr}");
-    serve(listener, Arc::clone(&state), tls, shutdown_signal()).await.map_err(|e| e.to_string())?;
+    serve(listener, Arc::clone(&state), tls, config.keep_alive, shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
     tracing::info!("shutting down: flushing the store");
     state.service.flush().map_err(|e| e.to_string())?;
     drop(state);

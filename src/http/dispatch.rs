@@ -100,6 +100,12 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
         Err(e) => error_response::render(&e, &ctx),
     };
     let mut resp = response::finish(resp, &ctx);
+    // the idle timeout the connection has (see `server`), unless it is closing anyway
+    if let Some(keep_alive) = &state.options.keep_alive {
+        if !resp.headers().contains_key(http::header::CONNECTION) {
+            resp.headers_mut().insert("keep-alive", keep_alive.clone());
+        }
+    }
     if let Some(origin) = &origin {
         add_cors_headers(&state, &ctx, origin, &method, &mut resp);
     }

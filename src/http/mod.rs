@@ -31,6 +31,9 @@ pub struct HttpOptions {
     pub https: bool,
     /// `--oauth basic`: accept `Authorization: Bearer` tokens (see `auth::oauth`).
     pub oauth: bool,
+    /// `Keep-Alive: timeout=<--tableKeepAliveTimeout>`, sent on every response that keeps
+    /// its connection (none: not announced).
+    pub keep_alive: Option<http::HeaderValue>,
 }
 
 /// Everything a request handler can reach.

@@ -6,6 +6,7 @@ mod common;
 
 mod access;
 mod batch;
+mod connections;
 mod entities;
 mod errors;
 mod oauth;

@@ -114,7 +114,7 @@ def temp_dir(prefix: str = "aztable-sdk-"):
         yield d
 
 
-def start_server(binary: str, port: int, location: str, log_path: str) -> subprocess.Popen:
+def start_server(binary: str, port: int, location: str, log_path: str, extra_args=()) -> subprocess.Popen:
     log = open(log_path, "ab")
     try:
         proc = subprocess.Popen(
@@ -127,6 +127,7 @@ def start_server(binary: str, port: int, location: str, log_path: str) -> subpro
                 "--location",
                 location,
                 "--silent",
+                *extra_args,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -3,9 +3,13 @@ empty filter, an entity body over 4 MiB. (A lower-case `w/` ETag prefix is teste
 JS SDK and raw HTTP: this SDK quotes any ETag that does not start with `W/`.)"""
 
 import pytest
-from azure.core.exceptions import HttpResponseError
+import os
 
-from sdk_util import error_code
+from azure.core.credentials import AzureNamedKeyCredential
+from azure.core.exceptions import HttpResponseError
+from azure.data.tables import TableServiceClient
+
+from sdk_util import error_code, free_port, start_server, temp_dir
 
 
 def test_an_empty_filter_lists_every_entity_and_table(service, table):
@@ -29,3 +33,27 @@ def test_an_entity_body_over_4_mib_is_413_and_one_under_it_over_1_mib_is_400(tab
     assert info.value.status_code == 400
     assert error_code(info.value) == "EntityTooLarge"
     assert list(table.list_entities()) == []
+
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "tls")
+
+
+@pytest.mark.skipif(not os.environ.get("AZTABLE_BINARY"), reason="needs AZTABLE_BINARY to start an HTTPS server")
+def test_https_with_a_pfx_certificate(account_name, account_key):
+    with temp_dir("aztable-pfx-") as root:
+        port = free_port()
+        pfx = ["--cert", os.path.join(FIXTURES, "cert.pfx"), "--pwd", "aztable"]
+        proc = start_server(os.environ["AZTABLE_BINARY"], port, root, os.path.join(root, "server.log"), pfx)
+        try:
+            client = TableServiceClient(
+                f"https://127.0.0.1:{port}/{account_name}",
+                credential=AzureNamedKeyCredential(account_name, account_key),
+                connection_verify=os.path.join(FIXTURES, "cert.pem"),
+            )
+            table = client.create_table("pfxtls")
+            table.create_entity({"PartitionKey": "p", "RowKey": "r", "v": 1})
+            assert table.get_entity("p", "r")["v"] == 1
+            client.close()
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)

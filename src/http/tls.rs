@@ -53,11 +53,12 @@ fn read(p: &Path) -> Result<Vec<u8>, String> {
 
 /// A PEM certificate chain and a PEM private key.
 fn load_pem(cert: &Path, key: &Path) -> Result<CertAndKey, String> {
-    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut read(cert)?.as_slice())
+    let cert_bytes = read(cert)?;
+    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut cert_bytes.as_slice())
         .collect::<Result<_, _>>()
         .map_err(|e| format!("{}: not a PEM certificate chain: {e}", cert.display()))?;
     if certs.is_empty() {
-        let pfx = if read(cert)?.first() == Some(&0x30) {
+        let pfx = if cert_bytes.first() == Some(&0x30) {
             " (it looks like a PFX file: give --pwd, not --key)"
         } else {
             ""

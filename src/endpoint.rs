@@ -89,6 +89,21 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// Whether the operation speaks OData (JSON or Atom payloads, errors in the
+    /// negotiated format); the ACL, service-properties, stats and preflight operations
+    /// are plain XML or bodiless APIs.
+    pub fn is_odata(&self) -> bool {
+        !matches!(
+            self,
+            Endpoint::GetTableAcl { .. }
+                | Endpoint::SetTableAcl { .. }
+                | Endpoint::GetServiceProperties
+                | Endpoint::SetServiceProperties
+                | Endpoint::GetServiceStats
+                | Endpoint::Preflight
+        )
+    }
+
     /// Returns the operation's REST name, for logs.
     pub fn name(&self) -> &'static str {
         match self {

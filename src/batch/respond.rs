@@ -5,8 +5,8 @@
 
 use super::{prefixed_message, BatchError, BatchOp, OpResult};
 use crate::error::ApiError;
-use crate::model::Entity;
-use crate::odata::{self, Metadata, Prefer, Urls};
+use crate::model::{Entity, Ticks};
+use crate::odata::{self, Format, Metadata, Prefer, Urls};
 
 /// What every error part's body names besides the error: the request id and the time.
 #[derive(Debug, Clone, Copy)]
@@ -14,22 +14,35 @@ pub struct ErrorStamp<'a> {
     pub request_id: &'a str,
     /// RFC 3339 with seven fractional digits, as the service's error bodies carry it.
     pub time: &'a str,
+    /// Write the service's XML error (the operation is answered in Atom) rather than
+    /// the OData JSON one.
+    pub xml: bool,
 }
 
-/// Headers every operation part carries.
-fn part_headers() -> Vec<(String, String)> {
+/// Headers every operation part carries (`DataServiceVersion` 1.0 in Atom, as the
+/// service's Atom-era clients expect).
+fn part_headers(atom: bool) -> Vec<(String, String)> {
     vec![
         ("X-Content-Type-Options".into(), "nosniff".into()),
         ("Cache-Control".into(), "no-cache".into()),
-        ("DataServiceVersion".into(), "3.0;".into()),
+        ("DataServiceVersion".into(), if atom { "1.0;" } else { "3.0;" }.into()),
     ]
 }
 
-/// A part carrying the OData error body (minimal metadata).
+/// A part carrying the error body (OData JSON, or XML under Atom).
 fn error_body_part(stamp: &ErrorStamp<'_>, status: u16, code: &str, message: &str) -> OpResult {
-    let mut headers = part_headers();
-    headers.push(("Content-Type".into(), Metadata::Minimal.content_type().into()));
-    OpResult { status, headers, body: odata::error_body(code, message, stamp.request_id, stamp.time) }
+    let mut headers = part_headers(stamp.xml);
+    let (content_type, body) = match stamp.xml {
+        true => (
+            odata::atom::ERROR_CONTENT_TYPE,
+            odata::atom::error_body(code, message, stamp.request_id, stamp.time),
+        ),
+        false => {
+            (Metadata::Minimal.content_type(), odata::error_body(code, message, stamp.request_id, stamp.time))
+        }
+    };
+    headers.push(("Content-Type".into(), content_type.into()));
+    OpResult { status, headers, body }
 }
 
 /// The part for operation `index` that failed with `err`.
@@ -43,19 +56,27 @@ pub fn parse_error_part(stamp: &ErrorStamp<'_>, e: &BatchError) -> OpResult {
     error_body_part(stamp, e.status(), e.code().as_str(), &e.message())
 }
 
-/// The 200 part of a query batch's point query.
-pub fn entity_part(e: &Entity, table: &str, md: Metadata, urls: &Urls<'_>) -> OpResult {
-    let mut headers = part_headers();
-    headers.push(("Content-Type".into(), md.content_type().into()));
+/// The 200 part of a query batch's point query (`now` is Atom's `updated`).
+pub fn entity_part(e: &Entity, table: &str, format: Format, urls: &Urls<'_>, now: Ticks) -> OpResult {
+    let mut headers = part_headers(format == Format::Atom);
+    headers.push(("Content-Type".into(), format.entry_content_type().into()));
     headers.push(("ETag".into(), e.etag()));
-    OpResult { status: 200, headers, body: odata::entity_response(e, table, md, None, urls) }
+    OpResult { status: 200, headers, body: format.entity(e, table, None, urls, now) }
 }
 
 /// The part for a change-set operation that succeeded: 204 for a delete, 204 with the
 /// ETag for an update or merge, and for an insert 201 with the entity (or 204 with
-/// `Prefer: return-no-content`), with `Location` and `DataServiceId`.
-pub fn written_part(op: &BatchOp, table: &str, written: Option<&Entity>, urls: &Urls<'_>) -> OpResult {
-    let mut headers = part_headers();
+/// `Prefer: return-no-content`), with `Location` and `DataServiceId`. `format` is the
+/// operation's own (its `Accept`), `now` Atom's `updated`.
+pub fn written_part(
+    op: &BatchOp,
+    table: &str,
+    written: Option<&Entity>,
+    urls: &Urls<'_>,
+    format: Format,
+    now: Ticks,
+) -> OpResult {
+    let mut headers = part_headers(format == Format::Atom);
     let Some(e) = written else {
         return OpResult { status: 204, headers, body: Vec::new() };
     };
@@ -74,7 +95,6 @@ pub fn written_part(op: &BatchOp, table: &str, written: Option<&Entity>, urls: &
             return OpResult { status: 204, headers, body: Vec::new() };
         }
     }
-    let md = odata::negotiate(op.header("accept"), None).unwrap_or(Metadata::Minimal);
-    headers.push(("Content-Type".into(), md.content_type().into()));
-    OpResult { status: 201, headers, body: odata::entity_response(e, table, md, None, urls) }
+    headers.push(("Content-Type".into(), format.entry_content_type().into()));
+    OpResult { status: 201, headers, body: format.entity(e, table, None, urls, now) }
 }

@@ -29,6 +29,9 @@ pub struct RequestCtx {
     /// What the request's shared access signature allows, when it was authorized by one
     /// (its key range goes to the service with [`RequestCtx::caller`]).
     pub sas: Option<SasGrant>,
+    /// Errors are written as the service's XML error rather than OData JSON (Atom was
+    /// negotiated or refused: see [`crate::odata::errors_in_xml`]).
+    pub xml_errors: bool,
 }
 
 impl RequestCtx {
@@ -36,6 +39,11 @@ impl RequestCtx {
     pub fn caller(&self) -> Caller<'_> {
         let rows = self.sas.as_ref().map(|g| &g.key_range).filter(|r| !r.is_unbounded());
         Caller { account: &self.account, rows }
+    }
+
+    /// Whether the version served allows Atom (before 2015-12-11).
+    pub fn atom_allowed(&self) -> bool {
+        crate::odata::atom_allowed(&self.version)
     }
 }
 

@@ -87,6 +87,7 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
         secondary: false,
         base_url: String::new(),
         sas: None,
+        xml_errors: false,
     };
     let mut op = "Unknown";
     // What the access log and CORS need after `handle` consumes the request head:
@@ -146,7 +147,10 @@ async fn handle(
             return Err(e.clone());
         }
     }
+    let query = QueryParams::parse(parts.uri.query());
+    ctx.xml_errors = xml_errors(&parts, &query, false);
     ctx.version = ctx::check_version(&parts.headers, state.options.skip_api_version_check)?;
+    ctx.xml_errors = xml_errors(&parts, &query, ctx.atom_allowed());
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, &parts, raw_path)?;
     let host = header(&parts.headers, "host").unwrap_or("127.0.0.1").to_owned();
@@ -165,7 +169,6 @@ async fn handle(
 
     let tunnel = parts.headers.get_all("x-http-method").iter().map(|v| v.to_str().ok());
     let method = crate::endpoint::tunnelled_method(parts.method.as_str(), tunnel)?;
-    let query = QueryParams::parse(parts.uri.query());
     // The Python SDK sends service-level requests to the secondary as
     // `/<account>-secondary/<account>/?restype=service…`, naming the account twice; no
     // table operation carries `restype=service`, so the second name is the account's.
@@ -175,6 +178,10 @@ async fn handle(
     };
     let endpoint = Endpoint::route(method, rest, query.comp.as_deref(), query.restype.as_deref())?;
     *op = endpoint.name();
+    if !endpoint.is_odata() {
+        // the XML APIs keep the OData JSON error (docs/compatibility.md)
+        ctx.xml_errors = false;
+    }
 
     if endpoint != Endpoint::Preflight {
         let account = state.accounts.get(&ctx.account).ok_or_else(|| {
@@ -184,7 +191,11 @@ async fn handle(
         })?;
         let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
         match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
-            (Some(token), _) => authorize_sas(state, ctx, &parts, account, &token?, &endpoint)?,
+            (Some(token), _) => {
+                authorize_sas(state, ctx, &parts, account, &token?, &endpoint)?;
+                // served under the token's version when the request names none
+                ctx.xml_errors = xml_errors(&parts, &query, ctx.atom_allowed());
+            }
             (None, Some(token)) => authorize_bearer(ctx, token, &endpoint)?,
             (None, None) => {
                 let auth_req = AuthRequest {
@@ -210,6 +221,11 @@ async fn handle(
     let body = body?;
     let req = Req { headers: parts.headers, query, body };
     handlers::handle(state, ctx, endpoint, &req).await
+}
+
+/// Whether errors for this request are written in XML ([`crate::odata::errors_in_xml`]).
+fn xml_errors(parts: &Parts, query: &QueryParams, atom_allowed: bool) -> bool {
+    crate::odata::errors_in_xml(header(&parts.headers, "accept"), query.format.as_deref(), atom_allowed)
 }
 
 /// How far a SharedKey request's date may be from the server's clock.

@@ -88,7 +88,7 @@ pub fn no_content(headers: &[(&'static str, String)]) -> Response {
 pub fn created(
     prefer: Option<Prefer>,
     mut headers: Vec<(&'static str, String)>,
-    md: crate::odata::Metadata,
+    content_type: &'static str,
     body: impl FnOnce() -> Vec<u8>,
 ) -> Response {
     if let Some(p) = prefer {
@@ -97,7 +97,7 @@ pub fn created(
             return no_content(&headers);
         }
     }
-    headers.push(("content-type", md.content_type().to_owned()));
+    headers.push(("content-type", content_type.to_owned()));
     build(StatusCode::CREATED, &headers, body())
 }
 

@@ -46,7 +46,7 @@ use serde_json::{Number, Value};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::model::edm::parse_guid;
-use crate::model::names::{validate_property_name, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES, MAX_VALUE_BYTES};
+use crate::model::names::validate_property_name;
 use crate::model::{EdmType, EdmValue, Ticks};
 
 pub use super::render::{
@@ -57,7 +57,7 @@ pub use super::render::{
 pub(crate) const ODATA_TYPE: &str = "@odata.type";
 
 /// Standard-alphabet base64 that accepts input with or without padding.
-const BASE64_LENIENT: GeneralPurpose = GeneralPurpose::new(
+pub(super) const BASE64_LENIENT: GeneralPurpose = GeneralPurpose::new(
     &alphabet::STANDARD,
     GeneralPurposeConfig::new()
         .with_decode_padding_mode(DecodePaddingMode::Indifferent)
@@ -259,26 +259,13 @@ pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
                     continue;
                 }
                 let v = typed_value(&name, value, declared)?;
-                if matches!(v, EdmValue::String(_) | EdmValue::Binary(_)) && v.stored_size() > MAX_VALUE_BYTES
-                {
-                    return Err(ApiError::new(ErrorCode::PropertyValueTooLarge));
-                }
+                super::rules::check_value_size(&v)?;
                 out.properties.push((name.into_owned(), v));
             }
         }
     }
 
-    if out.properties.len() > MAX_CUSTOM_PROPERTIES {
-        return Err(ApiError::new(ErrorCode::TooManyProperties));
-    }
-    let size = crate::model::entity::data_size(
-        out.partition_key.as_deref().unwrap_or(""),
-        out.row_key.as_deref().unwrap_or(""),
-        &out.properties,
-    );
-    if size > MAX_ENTITY_BYTES {
-        return Err(ApiError::new(ErrorCode::EntityTooLarge));
-    }
+    super::rules::check_entity_limits(&out)?;
     Ok(out)
 }
 

@@ -1,11 +1,15 @@
-//! OData JSON payloads of the Table service: content negotiation ([`negotiate`]),
-//! request bodies ([`parse_entity`], [`parse_table_name`]) and response bodies at the
-//! three metadata levels ([`entity_response`], [`entity_feed`], [`table_response`],
-//! [`table_feed`], [`error_body`]). Pure: no I/O, no async.
+//! OData payloads of the Table service: content negotiation ([`negotiate`]) between
+//! JSON at its three metadata levels and Atom ([`Format`]), request bodies by their
+//! declared type ([`body_format`], [`read_entity`], [`read_table_name`]) and response
+//! bodies in the negotiated format ([`Format::entity`], [`Format::entity_feed`],
+//! [`Format::table`], [`Format::table_feed`], [`error_body`]). The JSON details live
+//! in [`json`], Atom's in [`atom`]. Pure: no I/O, no async.
 
+pub mod atom;
 pub mod json;
 mod prefer;
 mod render;
+mod rules;
 
 #[cfg(test)]
 mod proptests;
@@ -22,25 +26,154 @@ pub use json::{
 pub use prefer::Prefer;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::model::{Entity, Ticks};
 
-/// Checks a request body's declared `Content-Type` before it is read as JSON: a JSON
-/// media type (`application/json`, any parameters) or none at all is read; Atom or XML is
-/// 415 `AtomFormatNotSupported`; anything else (`text/plain`, `application/octet-stream`)
-/// is 415 `MediaTypeNotSupported`, so a body is never read as something it does not
-/// claim to be.
-pub fn check_body_type(content_type: Option<&str>) -> Result<(), ApiError> {
-    let Some(ct) = content_type else { return Ok(()) };
-    let essence = ct.split(';').next().unwrap_or("").trim();
-    let is = |m: &str| essence.eq_ignore_ascii_case(m);
-    if essence.is_empty() || is("application/json") {
-        Ok(())
-    } else if is("application/atom+xml") || is("application/xml") {
-        Err(ApiError::new(ErrorCode::AtomFormatNotSupported))
+/// The first service version that refuses Atom (415 `AtomFormatNotSupported`).
+const FIRST_VERSION_WITHOUT_ATOM: &str = "2015-12-11";
+
+/// Whether requests served under `version` may use Atom (versions before 2015-12-11).
+pub fn atom_allowed(version: &str) -> bool {
+    version < FIRST_VERSION_WITHOUT_ATOM
+}
+
+/// The wire format of a response (or of a request body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json(Metadata),
+    Atom,
+}
+
+impl Format {
+    /// `Content-Type` of a single entity or table.
+    pub fn entry_content_type(self) -> &'static str {
+        match self {
+            Format::Json(md) => md.content_type(),
+            Format::Atom => atom::ENTRY_CONTENT_TYPE,
+        }
+    }
+
+    /// `Content-Type` of a query's answer.
+    pub fn feed_content_type(self) -> &'static str {
+        match self {
+            Format::Json(md) => md.content_type(),
+            Format::Atom => atom::FEED_CONTENT_TYPE,
+        }
+    }
+
+    /// One entity (`now` is Atom's `updated`).
+    pub fn entity(
+        self,
+        e: &Entity,
+        table: &str,
+        select: Option<&[String]>,
+        urls: &Urls<'_>,
+        now: Ticks,
+    ) -> Vec<u8> {
+        match self {
+            Format::Json(md) => entity_response(e, table, md, select, urls),
+            Format::Atom => atom::entity_response(e, table, select, urls, now),
+        }
+    }
+
+    /// A page of a query's entities.
+    pub fn entity_feed(
+        self,
+        entities: &[Entity],
+        table: &str,
+        select: Option<&[String]>,
+        urls: &Urls<'_>,
+        now: Ticks,
+    ) -> Vec<u8> {
+        match self {
+            Format::Json(md) => entity_feed(entities, table, md, select, urls),
+            Format::Atom => atom::entity_feed(entities, table, select, urls, now),
+        }
+    }
+
+    /// One table.
+    pub fn table(self, name: &str, urls: &Urls<'_>, now: Ticks) -> Vec<u8> {
+        match self {
+            Format::Json(md) => table_response(name, md, urls),
+            Format::Atom => atom::table_response(name, urls, now),
+        }
+    }
+
+    /// A page of Query Tables.
+    pub fn table_feed(self, names: &[String], urls: &Urls<'_>, now: Ticks) -> Vec<u8> {
+        match self {
+            Format::Json(md) => table_feed(names, md, urls),
+            Format::Atom => atom::table_feed(names, urls, now),
+        }
+    }
+}
+
+/// The essence of a media type (`type/subtype`, parameters dropped, trimmed).
+fn essence(media_type: &str) -> &str {
+    media_type.split(';').next().unwrap_or("").trim()
+}
+
+fn is_atom_type(essence: &str) -> bool {
+    essence.eq_ignore_ascii_case("application/atom+xml") || essence.eq_ignore_ascii_case("application/xml")
+}
+
+/// Decides how a request body is read, from its declared `Content-Type`:
+/// `application/json` (any parameters) → JSON; `application/atom+xml` or
+/// `application/xml` → Atom where the version allows it, else 415
+/// `AtomFormatNotSupported`; anything else (`text/plain`, `application/octet-stream`)
+/// → 415 `MediaTypeNotSupported`, so a body is never read as something it does not
+/// claim to be. A body declared as nothing is Atom when Atom is allowed and the body
+/// starts with `<`, else JSON.
+pub fn body_format(content_type: Option<&str>, body: &[u8], atom_allowed: bool) -> Result<Format, ApiError> {
+    let json = Format::Json(Metadata::Minimal);
+    let ct = content_type.unwrap_or("");
+    let essence = essence(ct);
+    if essence.is_empty() {
+        let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+        let first = body.iter().find(|b| !b.is_ascii_whitespace());
+        return Ok(if atom_allowed && first == Some(&b'<') { Format::Atom } else { json });
+    }
+    if essence.eq_ignore_ascii_case("application/json") {
+        Ok(json)
+    } else if is_atom_type(essence) {
+        if atom_allowed {
+            Ok(Format::Atom)
+        } else {
+            Err(ApiError::new(ErrorCode::AtomFormatNotSupported))
+        }
     } else {
+        let allowed =
+            if atom_allowed { "application/json or application/atom+xml" } else { "application/json" };
         Err(ApiError::with_message(
             ErrorCode::MediaTypeNotSupported,
-            format!("The content type '{ct}' is not supported: send the body as application/json."),
+            format!("The content type '{ct}' is not supported: send the body as {allowed}."),
         ))
+    }
+}
+
+/// Reads an entity body in the format [`body_format`] chose.
+pub fn read_entity(format: Format, body: &[u8]) -> Result<ParsedEntity, ApiError> {
+    match format {
+        Format::Json(_) => parse_entity(body),
+        Format::Atom => atom::parse_entity(body),
+    }
+}
+
+/// Reads a Create Table body in the format [`body_format`] chose.
+pub fn read_table_name(format: Format, body: &[u8]) -> Result<String, ApiError> {
+    match format {
+        Format::Json(_) => parse_table_name(body),
+        Format::Atom => atom::parse_table_name(body),
+    }
+}
+
+/// Whether an error for an OData request is written as the service's XML error rather
+/// than as OData JSON: when the response format negotiates to Atom, or when Atom was
+/// asked for and refused (the service's 415 itself is XML).
+pub fn errors_in_xml(accept: Option<&str>, format_param: Option<&str>, atom_allowed: bool) -> bool {
+    match negotiate(accept, format_param, atom_allowed) {
+        Ok(Format::Atom) => true,
+        Ok(Format::Json(_)) => false,
+        Err(e) => e.code == ErrorCode::AtomFormatNotSupported,
     }
 }
 
@@ -68,8 +201,10 @@ impl Metadata {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Json(Metadata),
-    /// `application/atom+xml` or `application/xml`: Atom, refused since 2015-12-11.
+    /// `application/atom+xml` or `application/xml`.
     Atom,
+    /// `*/*` or `application/*`: the version's default format.
+    Any,
     Unsupported,
 }
 
@@ -80,9 +215,9 @@ fn classify(range: &str) -> Kind {
     let mime = parts.next().unwrap_or("").trim();
     let mime_is = |m: &str| mime.eq_ignore_ascii_case(m);
     if mime_is("*/*") || mime_is("application/*") {
-        return Kind::Json(Metadata::Minimal);
+        return Kind::Any;
     }
-    if mime_is("application/atom+xml") || mime_is("application/xml") {
+    if is_atom_type(mime) {
         return Kind::Atom;
     }
     if !mime_is("application/json") {
@@ -125,71 +260,81 @@ fn quality(range: &str) -> u16 {
     1000
 }
 
-fn refuse(kind: Kind) -> ApiError {
+/// The format a range stands for, if this version serves it.
+fn served(kind: Kind, atom_allowed: bool) -> Option<Format> {
     match kind {
-        Kind::Atom => ApiError::new(ErrorCode::AtomFormatNotSupported),
-        _ => ApiError::new(ErrorCode::MediaTypeNotSupported),
+        Kind::Json(md) => Some(Format::Json(md)),
+        Kind::Atom if atom_allowed => Some(Format::Atom),
+        Kind::Any if atom_allowed => Some(Format::Atom),
+        Kind::Any => Some(Format::Json(Metadata::Minimal)),
+        Kind::Atom | Kind::Unsupported => None,
+    }
+}
+
+fn refuse(atom_offered: bool) -> ApiError {
+    match atom_offered {
+        true => ApiError::new(ErrorCode::AtomFormatNotSupported),
+        false => ApiError::new(ErrorCode::MediaTypeNotSupported),
     }
 }
 
 /// Picks the response format from `$format` (wins) or `Accept`.
 ///
-/// Accepted: `application/json;odata=nometadata|minimalmetadata|fullmetadata` (the OData
-/// v4 spelling `odata.metadata=none|minimal|full` too), plain `application/json`,
-/// `application/*`, `*/*`, a missing or empty `Accept` (all → Minimal). `$format` may also
-/// be `json` (→ Minimal). `Accept` may be a list with q-values: ranges are tried by
-/// descending q (ties in the order sent, `q=0` skipped) and the first supported one wins.
+/// JSON: `application/json;odata=nometadata|minimalmetadata|fullmetadata` (the OData
+/// v4 spelling `odata.metadata=none|minimal|full` too), plain `application/json`, or
+/// `$format=json` (→ Minimal), under every version.
 ///
-/// Refused with 415: when nothing acceptable is offered and Atom was
-/// (`application/atom+xml`, `application/xml`, `$format=atom|xml`) →
+/// Atom (`application/atom+xml`, `application/xml`, `$format=atom|xml`) is served when
+/// `atom_allowed` (versions before 2015-12-11), and is then also the default: no or an
+/// empty `Accept`, `*/*` and `application/*` mean Atom, as the service's docs say.
+/// From 2015-12-11 on the default is JSON minimal metadata, and Atom alone is refused.
+///
+/// `Accept` may be a list with q-values: ranges are tried by descending q (ties in the
+/// order sent, `q=0` skipped) and the first served one wins.
+///
+/// Refused with 415: when nothing served is offered and Atom was →
 /// `AtomFormatNotSupported` "Atom format is not supported." (observed from the service,
 /// azure-sdk-for-net#24126); anything else (`text/html`, `odata=verbose`, …) →
 /// `MediaTypeNotSupported` (a code the SDKs know; the service's exact answer is
-/// unrecorded). The docs' "no Accept → Atom" default is not followed: JSON is the only
-/// format since 2015-12-11 and every SDK sends `Accept`.
-pub fn negotiate(accept: Option<&str>, format_param: Option<&str>) -> Result<Metadata, ApiError> {
+/// unrecorded).
+pub fn negotiate(
+    accept: Option<&str>,
+    format_param: Option<&str>,
+    atom_allowed: bool,
+) -> Result<Format, ApiError> {
     if let Some(f) = format_param.map(str::trim).filter(|f| !f.is_empty()) {
         let kind = match f.to_ascii_lowercase().as_str() {
             "json" => Kind::Json(Metadata::Minimal),
             "atom" | "xml" => Kind::Atom,
             _ => classify(f),
         };
-        return match kind {
-            Kind::Json(md) => Ok(md),
-            other => Err(refuse(other)),
-        };
+        return served(kind, atom_allowed).ok_or_else(|| refuse(kind == Kind::Atom));
     }
     let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
-        return Ok(Metadata::Minimal);
+        return Ok(served(Kind::Any, atom_allowed).unwrap_or(Format::Json(Metadata::Minimal)));
     };
     if !accept.contains(',') {
         // one media range (what the SDKs send): the answer of `negotiate_ranges`,
         // without its lists
-        return match (quality(accept) > 0).then(|| classify(accept)) {
-            Some(Kind::Json(md)) => Ok(md),
-            Some(Kind::Atom) => Err(refuse(Kind::Atom)),
-            _ => Err(refuse(Kind::Unsupported)),
-        };
+        let kind = if quality(accept) > 0 { classify(accept) } else { Kind::Unsupported };
+        return served(kind, atom_allowed).ok_or_else(|| refuse(kind == Kind::Atom));
     }
-    negotiate_ranges(accept)
+    negotiate_ranges(accept, atom_allowed)
 }
 
-/// [`negotiate`] for a non-empty `Accept` of any number of media ranges: the JSON range
-/// of the highest quality (ties in the order sent), else the refusal of what was offered.
-fn negotiate_ranges(accept: &str) -> Result<Metadata, ApiError> {
+/// [`negotiate`] for a non-empty `Accept` of any number of media ranges: the served
+/// range of the highest quality (ties in the order sent), else the refusal of what was
+/// offered.
+fn negotiate_ranges(accept: &str, atom_allowed: bool) -> Result<Format, ApiError> {
     let offered: Vec<&str> = accept.split(',').filter(|r| !r.trim().is_empty()).collect();
     if offered.is_empty() {
-        return Ok(Metadata::Minimal);
+        return Ok(served(Kind::Any, atom_allowed).unwrap_or(Format::Json(Metadata::Minimal)));
     }
     let mut ranges: Vec<(u16, Kind)> =
         offered.iter().map(|r| (quality(r), classify(r))).filter(|(q, _)| *q > 0).collect();
     ranges.sort_by_key(|r| std::cmp::Reverse(r.0)); // stable: ties keep the order sent
-    if let Some(md) = ranges.iter().find_map(|(_, k)| match k {
-        Kind::Json(md) => Some(*md),
-        _ => None,
-    }) {
-        return Ok(md);
+    if let Some(format) = ranges.iter().find_map(|(_, k)| served(*k, atom_allowed)) {
+        return Ok(format);
     }
-    let atom_offered = ranges.iter().any(|(_, k)| *k == Kind::Atom);
-    Err(refuse(if atom_offered { Kind::Atom } else { Kind::Unsupported }))
+    Err(refuse(ranges.iter().any(|(_, k)| *k == Kind::Atom)))
 }

@@ -110,8 +110,10 @@ proptest! {
             .map(|(k, v)| format!("{}:{v}", serde_json::Value::String(k.clone())))
             .collect();
         let _ = parse_entity(format!("{{{}}}", body.join(",")).as_bytes());
-        let _ = negotiate(Some(&headers), None);
-        let _ = negotiate(None, Some(&headers));
+        for old in [false, true] {
+            let _ = negotiate(Some(&headers), None, old);
+            let _ = negotiate(None, Some(&headers), old);
+        }
     }
 }
 
@@ -195,7 +197,7 @@ fn classify_model(range: &str) -> Kind {
     let mut parts = range.split(';');
     let mime = parts.next().unwrap_or("").trim().to_ascii_lowercase();
     match mime.as_str() {
-        "*/*" | "application/*" => Kind::Json(Metadata::Minimal),
+        "*/*" | "application/*" => Kind::Any,
         "application/atom+xml" | "application/xml" => Kind::Atom,
         "application/json" => {
             let mut level = Metadata::Minimal;
@@ -224,7 +226,9 @@ proptest! {
         prop_assert_eq!(classify(&r), classify_model(&r));
         prop_assert_eq!(classify(&junk), classify_model(&junk));
         if !r.trim().is_empty() {
-            prop_assert_eq!(negotiate(Some(&r), None), negotiate_ranges(r.trim()));
+            for old in [false, true] {
+                prop_assert_eq!(negotiate(Some(&r), None, old), negotiate_ranges(r.trim(), old));
+            }
         }
     }
 }

@@ -62,7 +62,7 @@ pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
 
 /// Cleans a `$select` list: names trimmed, empties and repeats dropped. `None` (no
 /// projection) when absent, empty, or containing `*`.
-fn projection(select: Option<&[String]>) -> Option<Vec<&str>> {
+pub(super) fn projection(select: Option<&[String]>) -> Option<Vec<&str>> {
     let mut out: Vec<&str> = Vec::new();
     for name in select?.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
         if name == "*" {

@@ -25,44 +25,51 @@ fn one(s: &str) -> EdmValue {
 
 // ---- negotiation ----
 
+const NEW: bool = false; // a version from 2015-12-11 on: JSON only
+const OLD: bool = true; // a version before 2015-12-11: Atom too
+
+fn json(md: Metadata) -> Result<Format, ApiError> {
+    Ok(Format::Json(md))
+}
+
 #[test]
 fn negotiation_levels() {
-    let n = |a: Option<&str>, f: Option<&str>| negotiate(a, f);
-    assert_eq!(n(None, None), Ok(Metadata::Minimal));
-    assert_eq!(n(Some(""), None), Ok(Metadata::Minimal));
-    assert_eq!(n(Some("application/json;odata=nometadata"), None), Ok(Metadata::None));
-    assert_eq!(n(Some("application/json;odata=minimalmetadata"), None), Ok(Metadata::Minimal));
-    assert_eq!(n(Some("application/json;odata=fullmetadata"), None), Ok(Metadata::Full));
-    assert_eq!(n(Some("application/json"), None), Ok(Metadata::Minimal));
-    assert_eq!(n(Some("*/*"), None), Ok(Metadata::Minimal));
-    assert_eq!(n(Some("application/*"), None), Ok(Metadata::Minimal));
-    assert_eq!(n(Some("Application/JSON; ODATA=FullMetadata"), None), Ok(Metadata::Full));
+    let n = |a: Option<&str>, f: Option<&str>| negotiate(a, f, NEW);
+    assert_eq!(n(None, None), json(Metadata::Minimal));
+    assert_eq!(n(Some(""), None), json(Metadata::Minimal));
+    assert_eq!(n(Some("application/json;odata=nometadata"), None), json(Metadata::None));
+    assert_eq!(n(Some("application/json;odata=minimalmetadata"), None), json(Metadata::Minimal));
+    assert_eq!(n(Some("application/json;odata=fullmetadata"), None), json(Metadata::Full));
+    assert_eq!(n(Some("application/json"), None), json(Metadata::Minimal));
+    assert_eq!(n(Some("*/*"), None), json(Metadata::Minimal));
+    assert_eq!(n(Some("application/*"), None), json(Metadata::Minimal));
+    assert_eq!(n(Some("Application/JSON; ODATA=FullMetadata"), None), json(Metadata::Full));
     assert_eq!(
         n(Some("application/json;odata=fullmetadata;streaming=true;charset=utf-8"), None),
-        Ok(Metadata::Full)
+        json(Metadata::Full)
     );
-    assert_eq!(n(Some("application/json;odata.metadata=none"), None), Ok(Metadata::None));
+    assert_eq!(n(Some("application/json;odata.metadata=none"), None), json(Metadata::None));
 }
 
 #[test]
 fn negotiation_lists_and_q_values() {
-    let n = |a: &str| negotiate(Some(a), None);
-    assert_eq!(n("application/atom+xml, application/json;odata=nometadata"), Ok(Metadata::None));
-    assert_eq!(n("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"), Ok(Metadata::Minimal));
+    let n = |a: &str| negotiate(Some(a), None, NEW);
+    assert_eq!(n("application/atom+xml, application/json;odata=nometadata"), json(Metadata::None));
+    assert_eq!(n("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"), json(Metadata::Minimal));
     assert_eq!(
         n("application/json;odata=nometadata;q=0.5, application/json;odata=fullmetadata"),
-        Ok(Metadata::Full)
+        json(Metadata::Full)
     );
     assert_eq!(
         n("application/json;odata=nometadata, application/json;odata=fullmetadata"),
-        Ok(Metadata::None)
+        json(Metadata::None)
     );
-    assert_eq!(n("application/json;odata=fullmetadata;q=0, */*"), Ok(Metadata::Minimal));
+    assert_eq!(n("application/json;odata=fullmetadata;q=0, */*"), json(Metadata::Minimal));
 }
 
 #[test]
 fn negotiation_refusals() {
-    let err = |a: Option<&str>, f: Option<&str>| negotiate(a, f).unwrap_err();
+    let err = |a: Option<&str>, f: Option<&str>| negotiate(a, f, NEW).unwrap_err();
     for atom in ["application/atom+xml", "application/xml", "application/atom+xml, text/plain"] {
         let e = err(Some(atom), None);
         assert_eq!(e.code, ErrorCode::AtomFormatNotSupported, "{atom}");
@@ -75,21 +82,87 @@ fn negotiation_refusals() {
         assert_eq!(e.code, ErrorCode::MediaTypeNotSupported, "{other}");
         assert_eq!(e.status(), 415);
     }
+    // the same refusals under an old version, where Atom is served instead
+    for other in ["text/html", "application/json;odata=verbose", "image/png, text/plain"] {
+        assert_eq!(negotiate(Some(other), None, OLD).unwrap_err().code, ErrorCode::MediaTypeNotSupported);
+    }
 }
 
 #[test]
 fn negotiation_format_param_wins() {
     let atom = Some("application/atom+xml");
-    assert_eq!(negotiate(atom, Some("application/json;odata=fullmetadata")), Ok(Metadata::Full));
-    assert_eq!(negotiate(atom, Some("json")), Ok(Metadata::Minimal));
+    assert_eq!(negotiate(atom, Some("application/json;odata=fullmetadata"), NEW), json(Metadata::Full));
+    assert_eq!(negotiate(atom, Some("json"), NEW), json(Metadata::Minimal));
     assert_eq!(
-        negotiate(Some("application/json;odata=fullmetadata"), Some("application/json")),
-        Ok(Metadata::Minimal)
+        negotiate(Some("application/json;odata=fullmetadata"), Some("application/json"), NEW),
+        json(Metadata::Minimal)
     );
-    assert_eq!(negotiate(atom, Some("")), Err(ApiError::new(ErrorCode::AtomFormatNotSupported)));
-    assert_eq!(negotiate(None, Some("atom")).unwrap_err().code, ErrorCode::AtomFormatNotSupported);
-    assert_eq!(negotiate(None, Some("xml")).unwrap_err().code, ErrorCode::AtomFormatNotSupported);
-    assert_eq!(negotiate(None, Some("csv")).unwrap_err().code, ErrorCode::MediaTypeNotSupported);
+    assert_eq!(negotiate(atom, Some(""), NEW), Err(ApiError::new(ErrorCode::AtomFormatNotSupported)));
+    assert_eq!(negotiate(None, Some("atom"), NEW).unwrap_err().code, ErrorCode::AtomFormatNotSupported);
+    assert_eq!(negotiate(None, Some("xml"), NEW).unwrap_err().code, ErrorCode::AtomFormatNotSupported);
+    assert_eq!(negotiate(None, Some("csv"), NEW).unwrap_err().code, ErrorCode::MediaTypeNotSupported);
+    assert_eq!(negotiate(None, Some("atom"), OLD), Ok(Format::Atom));
+    assert_eq!(negotiate(Some("application/json"), Some("xml"), OLD), Ok(Format::Atom));
+    assert_eq!(negotiate(atom, Some("json"), OLD), json(Metadata::Minimal));
+}
+
+#[test]
+fn atom_is_served_and_the_default_before_2015_12_11() {
+    let n = |a: Option<&str>| negotiate(a, None, OLD);
+    for atom in [
+        None,
+        Some(""),
+        Some("application/atom+xml"),
+        Some("application/xml"),
+        Some("application/atom+xml,application/xml"),
+        Some("*/*"),
+        Some("application/*"),
+        Some("application/atom+xml;q=0.9, application/json;q=0.5"),
+        Some("text/html, application/atom+xml"),
+    ] {
+        assert_eq!(n(atom), Ok(Format::Atom), "{atom:?}");
+    }
+    assert_eq!(n(Some("application/json;odata=nometadata")), json(Metadata::None));
+    assert_eq!(n(Some("application/json;q=0.9, application/atom+xml;q=0.5")), json(Metadata::Minimal));
+    assert_eq!(n(Some("application/json, application/atom+xml")), json(Metadata::Minimal));
+    assert!(atom_allowed("2015-04-05") && atom_allowed("2009-09-19") && atom_allowed("2013-08-15"));
+    assert!(!atom_allowed("2015-12-11") && !atom_allowed("2019-02-02") && !atom_allowed("2026-06-06"));
+}
+
+#[test]
+fn request_bodies_are_read_as_declared() {
+    let atom_body = b"<entry/>";
+    let fmt = |ct: Option<&str>, body: &[u8], old: bool| body_format(ct, body, old);
+    assert_eq!(fmt(Some("application/json"), atom_body, OLD), json(Metadata::Minimal));
+    assert_eq!(fmt(Some("application/atom+xml;type=entry"), b"{}", OLD), Ok(Format::Atom));
+    assert_eq!(fmt(Some("Application/XML"), b"", OLD), Ok(Format::Atom));
+    assert_eq!(
+        fmt(Some("application/atom+xml"), atom_body, NEW).unwrap_err().code,
+        ErrorCode::AtomFormatNotSupported
+    );
+    for other in ["text/plain", "application/octet-stream"] {
+        for old in [OLD, NEW] {
+            assert_eq!(fmt(Some(other), b"{}", old).unwrap_err().code, ErrorCode::MediaTypeNotSupported);
+        }
+    }
+    // nothing declared: Atom only where Atom is served and the body looks like XML
+    assert_eq!(fmt(None, b"\xEF\xBB\xBF  <entry/>", OLD), Ok(Format::Atom));
+    assert_eq!(fmt(None, b"{}", OLD), json(Metadata::Minimal));
+    assert_eq!(fmt(Some(" ; x=y"), atom_body, NEW), json(Metadata::Minimal));
+}
+
+#[test]
+fn errors_are_xml_where_atom_was_negotiated_or_refused() {
+    let xml = |a: Option<&str>, f: Option<&str>, old: bool| errors_in_xml(a, f, old);
+    assert!(xml(Some("application/atom+xml"), None, NEW));
+    assert!(xml(Some("application/atom+xml"), None, OLD));
+    assert!(xml(None, None, OLD));
+    assert!(!xml(None, None, NEW));
+    assert!(!xml(Some("application/json"), None, OLD));
+    assert!(!xml(Some("text/html"), None, NEW));
+    assert!(!xml(Some("text/html"), None, OLD));
+    assert!(xml(None, Some("atom"), NEW));
+    assert!(!xml(Some("application/atom+xml"), Some("json"), OLD));
 }
 
 #[test]
@@ -339,7 +412,8 @@ fn entity_size_limit() {
 #[test]
 fn body_types() {
     use crate::error::ErrorCode;
-    let code = |ct: Option<&str>| crate::odata::check_body_type(ct).map_err(|e| e.code);
+    // under a version that refuses Atom
+    let code = |ct: Option<&str>| crate::odata::body_format(ct, b"{}", false).map(|_| ()).map_err(|e| e.code);
     for ok in [
         None,
         Some(""),

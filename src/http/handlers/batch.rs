@@ -11,15 +11,27 @@ use super::{entity_at, entity_to_insert};
 use crate::batch::{self, BatchError, BatchKind, BatchOp, ErrorPlacement, ErrorStamp, Limits, OpResult};
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
-use crate::odata::{self, Urls};
+use crate::model::time::wall_now;
+use crate::odata::{self, Format, Metadata, Urls};
 use crate::service::{BatchAction, BatchOutcome};
 use axum::response::Response;
 use http::StatusCode;
 
-/// Stamps error parts with the request id and the current time.
-fn with_stamp<R>(ctx: &RequestCtx, f: impl FnOnce(&ErrorStamp<'_>) -> R) -> R {
+/// Stamps error parts with the request id and the current time, in XML when `xml`.
+fn with_stamp<R>(ctx: &RequestCtx, xml: bool, f: impl FnOnce(&ErrorStamp<'_>) -> R) -> R {
     let time = crate::model::time::wall_now().to_rfc3339_7();
-    f(&ErrorStamp { request_id: &ctx.request_id, time: &time })
+    f(&ErrorStamp { request_id: &ctx.request_id, time: &time, xml })
+}
+
+/// The format an operation is answered in: its own `Accept` (none: the version's
+/// default), JSON minimal metadata when that names nothing served.
+fn op_format(ctx: &RequestCtx, op: &BatchOp) -> Format {
+    odata::negotiate(op.header("accept"), None, ctx.atom_allowed()).unwrap_or(Format::Json(Metadata::Minimal))
+}
+
+/// Whether an operation's error part is XML ([`odata::errors_in_xml`] on its headers).
+fn op_xml_errors(ctx: &RequestCtx, op: &BatchOp) -> bool {
+    odata::errors_in_xml(op.header("accept"), None, ctx.atom_allowed())
 }
 
 fn accepted(content_type: String, body: Vec<u8>) -> Response {
@@ -42,10 +54,13 @@ pub async fn batch(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Resp
 fn batch_error(ctx: &RequestCtx, e: BatchError) -> Result<Response, ApiError> {
     let (ct, body) = match e.placement() {
         ErrorPlacement::Response => return Err(ApiError::from(e)),
-        ErrorPlacement::ChangeSetPart => {
-            batch::write_failure(e.content_id(), &with_stamp(ctx, |s| batch::parse_error_part(s, &e)))
+        ErrorPlacement::ChangeSetPart => batch::write_failure(
+            e.content_id(),
+            &with_stamp(ctx, ctx.xml_errors, |s| batch::parse_error_part(s, &e)),
+        ),
+        ErrorPlacement::BatchPart => {
+            batch::write_query(&with_stamp(ctx, ctx.xml_errors, |s| batch::parse_error_part(s, &e)))
         }
-        ErrorPlacement::BatchPart => batch::write_query(&with_stamp(ctx, |s| batch::parse_error_part(s, &e))),
     };
     Ok(accepted(ct, body))
 }
@@ -54,7 +69,7 @@ fn batch_error(ctx: &RequestCtx, e: BatchError) -> Result<Response, ApiError> {
 fn query_batch(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<Response, ApiError> {
     let result = match run_query(state, ctx, op) {
         Ok(r) => r,
-        Err(e) => with_stamp(ctx, |s| batch::op_error_part(s, 0, &e)),
+        Err(e) => with_stamp(ctx, op_xml_errors(ctx, op), |s| batch::op_error_part(s, 0, &e)),
     };
     let (ct, body) = batch::write_query(&result);
     Ok(accepted(ct, body))
@@ -70,25 +85,29 @@ fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<OpResul
     if let Some(grant) = &ctx.sas {
         grant.authorize(&op.endpoint, false)?;
     }
-    let md = odata::negotiate(op.header("accept"), None)?;
+    let format = odata::negotiate(op.header("accept"), None, ctx.atom_allowed())?;
     let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
-    Ok(batch::entity_part(&e, table, md, &urls(ctx)))
+    Ok(batch::entity_part(&e, table, format, &urls(ctx), wall_now()))
 }
 
 fn urls(ctx: &RequestCtx) -> Urls<'_> {
     Urls { base: &ctx.base_url, account: &ctx.account }
 }
 
-/// Converts one change-set operation into an action on `table`.
-fn to_action(op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
+/// Converts one change-set operation into an action on `table`; its body is read as
+/// its own `Content-Type` declares.
+fn to_action(ctx: &RequestCtx, op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
     let cond =
         |required| parse_condition(op.header("if-match"), op.header("if-none-match").is_some(), required);
-    if !matches!(op.endpoint, Endpoint::DeleteEntity { .. }) {
-        odata::check_body_type(op.header("content-type"))?;
-    }
-    let at = |pk: &str, rk: &str| entity_at(&op.body, pk.to_owned(), rk.to_owned());
+    let body = match op.endpoint {
+        Endpoint::DeleteEntity { .. } => Format::Json(Metadata::Minimal),
+        _ => odata::body_format(op.header("content-type"), &op.body, ctx.atom_allowed())?,
+    };
+    let at = |pk: &str, rk: &str| entity_at(body, &op.body, pk.to_owned(), rk.to_owned());
     Ok(match &op.endpoint {
-        Endpoint::InsertEntity { table } => (table.clone(), BatchAction::Insert(entity_to_insert(&op.body)?)),
+        Endpoint::InsertEntity { table } => {
+            (table.clone(), BatchAction::Insert(entity_to_insert(body, &op.body)?))
+        }
         Endpoint::UpdateEntity { table, pk, rk } => {
             let c = cond(false)?;
             (table.clone(), BatchAction::Update(at(pk, rk)?, c))
@@ -113,7 +132,8 @@ fn to_action(op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
 /// Runs a change set; always answers 202 (with the failing part if one failed).
 async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
     let fail = |index: usize, err: &ApiError| {
-        let part = with_stamp(ctx, |s| batch::op_error_part(s, index, err));
+        let xml = op_xml_errors(ctx, &ops[index]);
+        let part = with_stamp(ctx, xml, |s| batch::op_error_part(s, index, err));
         let (ct, body) = batch::write_failure(ops[index].content_id.as_deref(), &part);
         accepted(ct, body)
     };
@@ -128,7 +148,7 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resp
         }
         // the SAS's permission and table for each operation; its key range is the
         // service's to check, on the keys each operation ends up with
-        let checked = to_action(op).and_then(|(t, action)| match &ctx.sas {
+        let checked = to_action(ctx, op).and_then(|(t, action)| match &ctx.sas {
             Some(grant) => {
                 grant.authorize(&op.endpoint, op.header("if-match").is_some()).map(|()| (t, action))
             }
@@ -146,6 +166,7 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resp
         Ok(o) => o,
         Err(f) => return fail(f.index, &ApiError::from(f.error)),
     };
+    let now = wall_now();
     let results: Vec<(Option<String>, OpResult)> = ops
         .iter()
         .zip(outcomes)
@@ -154,7 +175,8 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resp
                 BatchOutcome::Written(e) => Some(e),
                 BatchOutcome::Deleted => None,
             };
-            (op.content_id.clone(), batch::written_part(op, &table, written, &urls(ctx)))
+            let format = op_format(ctx, op);
+            (op.content_id.clone(), batch::written_part(op, &table, written, &urls(ctx), format, now))
         })
         .collect();
     let (ct, body) = batch::write_success(&results);

@@ -6,10 +6,11 @@ use super::super::ctx::RequestCtx;
 use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content};
 use super::super::AppState;
-use super::{check_request_content_type, entity_at, entity_to_insert, negotiate};
+use super::{body_format, data_service_version, entity_at, entity_to_insert, negotiate};
 use crate::error::{ApiError, ErrorCode};
+use crate::model::time::wall_now;
 use crate::model::{continuation, Entity};
-use crate::odata::{self, Prefer, Urls};
+use crate::odata::{self, Format, Prefer, Urls};
 use crate::service::{Condition, QueryEntities};
 use axum::response::Response;
 use http::StatusCode;
@@ -68,8 +69,8 @@ pub(super) fn decode_token(token: &str) -> Result<String, ApiError> {
     })
 }
 
-fn etag_headers(e: &Entity) -> Vec<(&'static str, String)> {
-    vec![("etag", e.etag()), ("dataserviceversion", "3.0;".into())]
+fn etag_headers(e: &Entity, format: Format) -> Vec<(&'static str, String)> {
+    vec![("etag", e.etag()), ("dataserviceversion", data_service_version(format, false))]
 }
 
 pub async fn query_entities(
@@ -78,7 +79,7 @@ pub async fn query_entities(
     req: &Req,
     table: &str,
 ) -> Result<Response, ApiError> {
-    let md = negotiate(req)?;
+    let format = negotiate(req, ctx)?;
     let filter = req.query.parsed_filter()?;
     let top = req.query.page_size()?;
     let start = match &req.query.next_partition_key {
@@ -91,12 +92,15 @@ pub async fn query_entities(
     let q = QueryEntities { start, top, filter };
     let page = state.service.query_entities(ctx.caller(), table, q).await?;
     let select = req.query.select_list();
-    let mut headers = vec![("content-type", md.content_type().to_owned())];
+    let mut headers = vec![("content-type", format.feed_content_type().to_owned())];
+    if format == Format::Atom {
+        headers.push(("dataserviceversion", data_service_version(format, select.is_some())));
+    }
     if let Some((pk, rk)) = &page.next {
         headers.push(("x-ms-continuation-nextpartitionkey", continuation::encode(pk)));
         headers.push(("x-ms-continuation-nextrowkey", continuation::encode(rk)));
     }
-    let body = odata::entity_feed(&page.entities, table, md, select.as_deref(), &urls(ctx));
+    let body = format.entity_feed(&page.entities, table, select.as_deref(), &urls(ctx), wall_now());
     Ok(build(StatusCode::OK, &headers, body))
 }
 
@@ -108,12 +112,15 @@ pub fn get_entity(
     pk: &str,
     rk: &str,
 ) -> Result<Response, ApiError> {
-    let md = negotiate(req)?;
+    let format = negotiate(req, ctx)?;
     let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
     let select = req.query.select_list();
-    let mut headers = etag_headers(&e);
-    headers.push(("content-type", md.content_type().to_owned()));
-    let body = odata::entity_response(&e, table, md, select.as_deref(), &urls(ctx));
+    let mut headers = etag_headers(&e, format);
+    if select.is_some() {
+        headers[1].1 = data_service_version(format, true);
+    }
+    headers.push(("content-type", format.entry_content_type().to_owned()));
+    let body = format.entity(&e, table, select.as_deref(), &urls(ctx), wall_now());
     Ok(build(StatusCode::OK, &headers, body))
 }
 
@@ -123,16 +130,18 @@ pub async fn insert_entity(
     req: &Req,
     table: &str,
 ) -> Result<Response, ApiError> {
-    check_request_content_type(req)?;
+    let body = body_format(req, ctx)?;
     let pref = Prefer::parse(header(&req.headers, "prefer"));
-    let md = negotiate(req)?;
-    let new = entity_to_insert(&req.body)?;
+    let format = negotiate(req, ctx)?;
+    let new = entity_to_insert(body, &req.body)?;
     let e = state.service.insert_entity(ctx.caller(), table, new).await?;
     let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));
-    let mut headers = etag_headers(&e);
+    let mut headers = etag_headers(&e, format);
     headers.push(("location", location.clone()));
     headers.push(("dataserviceid", location));
-    Ok(created(pref, headers, md, || odata::entity_response(&e, table, md, None, &urls(ctx))))
+    Ok(created(pref, headers, format.entry_content_type(), || {
+        format.entity(&e, table, None, &urls(ctx), wall_now())
+    }))
 }
 
 /// `PUT` (Update / Insert Or Replace) or `MERGE`/`PATCH` (Merge / Insert Or Merge).
@@ -145,13 +154,13 @@ pub async fn write_entity(
     mode: WriteMode,
 ) -> Result<Response, ApiError> {
     let cond = condition(req, false)?;
-    check_request_content_type(req)?;
-    let new = entity_at(&req.body, pk, rk)?;
+    let body = body_format(req, ctx)?;
+    let new = entity_at(body, &req.body, pk, rk)?;
     let e = match mode {
         WriteMode::Replace => state.service.update_entity(ctx.caller(), table, new, &cond).await?,
         WriteMode::Merge => state.service.merge_entity(ctx.caller(), table, new, &cond).await?,
     };
-    Ok(no_content(&etag_headers(&e)))
+    Ok(no_content(&etag_headers(&e, body)))
 }
 
 /// Whether a write replaces the entity or merges into it.

@@ -12,7 +12,7 @@ use super::request::{header, Req};
 use super::AppState;
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
-use crate::odata::{self, Metadata};
+use crate::odata::{self, Format};
 use crate::service::NewEntity;
 use axum::response::Response;
 
@@ -50,18 +50,28 @@ pub async fn handle(
 }
 
 /// The response format the client asked for (`$format` wins over `Accept`).
-fn negotiate(req: &Req) -> Result<Metadata, ApiError> {
-    odata::negotiate(header(&req.headers, "accept"), req.query.format.as_deref())
+fn negotiate(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
+    odata::negotiate(header(&req.headers, "accept"), req.query.format.as_deref(), ctx.atom_allowed())
 }
 
-/// Refuses a JSON request body declared as anything but JSON ([`odata::check_body_type`]).
-fn check_request_content_type(req: &Req) -> Result<(), ApiError> {
-    odata::check_body_type(header(&req.headers, "content-type"))
+/// How the request body is read ([`odata::body_format`]).
+fn body_format(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
+    odata::body_format(header(&req.headers, "content-type"), &req.body, ctx.atom_allowed())
+}
+
+/// `DataServiceVersion` of a response: 3.0 for JSON; for Atom what the service's
+/// Atom-era clients understand (1.0, and 2.0 for a `$select` projection).
+fn data_service_version(format: Format, projected: bool) -> String {
+    match (format, projected) {
+        (Format::Json(_), _) => "3.0;".into(),
+        (Format::Atom, false) => "1.0;".into(),
+        (Format::Atom, true) => "2.0;".into(),
+    }
 }
 
 /// The entity of an insert: the body's entity, which must carry both keys.
-fn entity_to_insert(body: &[u8]) -> Result<NewEntity, ApiError> {
-    let parsed = odata::parse_entity(body)?;
+fn entity_to_insert(format: Format, body: &[u8]) -> Result<NewEntity, ApiError> {
+    let parsed = odata::read_entity(format, body)?;
     let (Some(pk), Some(rk)) = (parsed.partition_key, parsed.row_key) else {
         return Err(ApiError::with_message(
             ErrorCode::PropertiesNeedValue,
@@ -73,7 +83,7 @@ fn entity_to_insert(body: &[u8]) -> Result<NewEntity, ApiError> {
 
 /// The entity of an update or merge: the body's properties at the URL's keys (keys in
 /// the body are ignored: the URL's win).
-fn entity_at(body: &[u8], pk: String, rk: String) -> Result<NewEntity, ApiError> {
-    let parsed = odata::parse_entity(body)?;
+fn entity_at(format: Format, body: &[u8], pk: String, rk: String) -> Result<NewEntity, ApiError> {
+    let parsed = odata::read_entity(format, body)?;
     Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
 }

@@ -4,9 +4,10 @@ use super::super::ctx::RequestCtx;
 use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content};
 use super::super::AppState;
-use super::{check_request_content_type, negotiate};
+use super::{body_format, negotiate};
 use crate::error::ApiError;
 use crate::model::continuation;
+use crate::model::time::wall_now;
 use crate::odata::{self, Prefer, Urls};
 use axum::response::Response;
 use http::StatusCode;
@@ -16,35 +17,35 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
 }
 
 pub async fn query_tables(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
-    let md = negotiate(req)?;
+    let format = negotiate(req, ctx)?;
     let filter = req.query.parsed_filter()?;
     let top = req.query.page_size()?;
     let from = req.query.next_table_name.as_deref().map(super::entities::decode_token).transpose()?;
     let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top, filter).await?;
-    let mut headers = vec![("content-type", md.content_type().to_owned())];
+    let mut headers = vec![("content-type", format.feed_content_type().to_owned())];
     if let Some(next) = next {
         headers.push(("x-ms-continuation-nexttablename", continuation::encode(&next)));
     }
-    Ok(build(StatusCode::OK, &headers, odata::table_feed(&names, md, &urls(ctx))))
+    Ok(build(StatusCode::OK, &headers, format.table_feed(&names, &urls(ctx), wall_now())))
 }
 
 pub fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
-    check_request_content_type(req)?;
-    let md = negotiate(req)?;
-    let name = odata::parse_table_name(&req.body)?;
+    let body = body_format(req, ctx)?;
+    let format = negotiate(req, ctx)?;
+    let name = odata::read_table_name(body, &req.body)?;
     let name = state.service.create_table(&ctx.account, &name)?;
     let location = format!("{}/Tables('{}')", ctx.base_url, name);
     let headers = vec![("location", location.clone()), ("dataserviceid", location)];
-    Ok(created(Prefer::parse(header(&req.headers, "prefer")), headers, md, || {
-        odata::table_response(&name, md, &urls(ctx))
+    Ok(created(Prefer::parse(header(&req.headers, "prefer")), headers, format.entry_content_type(), || {
+        format.table(&name, &urls(ctx), wall_now())
     }))
 }
 
 pub fn get_table(state: &AppState, ctx: &RequestCtx, req: &Req, table: &str) -> Result<Response, ApiError> {
-    let md = negotiate(req)?;
+    let format = negotiate(req, ctx)?;
     let name = state.service.get_table(&ctx.account, table)?;
-    let headers = [("content-type", md.content_type().to_owned())];
-    Ok(build(StatusCode::OK, &headers, odata::table_response(&name, md, &urls(ctx))))
+    let headers = [("content-type", format.entry_content_type().to_owned())];
+    Ok(build(StatusCode::OK, &headers, format.table(&name, &urls(ctx), wall_now())))
 }
 
 pub fn delete_table(state: &AppState, ctx: &RequestCtx, table: &str) -> Result<Response, ApiError> {

@@ -211,17 +211,25 @@ fn start_property(reader: &NsReader<&[u8]>, e: &BytesStart<'_>) -> Result<RawPro
     Ok(prop)
 }
 
+/// Literal text as XML 1.0 allows it: no control characters but tab, line feed and
+/// carriage return (those others can only come as character references).
+fn literal<'a>(
+    decoded: &'a Result<Cow<'_, str>, quick_xml::encoding::EncodingError>,
+) -> Result<&'a str, ApiError> {
+    let s = decoded.as_ref().map_err(|e| malformed(quick_xml::Error::from(e.clone())))?;
+    match s.bytes().any(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) {
+        true => Err(malformed("a control character is written literally")),
+        false => Ok(s),
+    }
+}
+
 /// The text of a property element up to its end tag; a child element is refused.
 fn read_text(reader: &mut NsReader<&[u8]>, name: &str) -> Result<String, ApiError> {
     let mut text = String::new();
     loop {
         match reader.read_event().map_err(malformed)? {
-            Event::Text(t) => {
-                text.push_str(&t.xml10_content().map_err(|e| malformed(quick_xml::Error::from(e)))?)
-            }
-            Event::CData(c) => {
-                text.push_str(&c.xml10_content().map_err(|e| malformed(quick_xml::Error::from(e)))?)
-            }
+            Event::Text(t) => text.push_str(literal(&t.xml10_content())?),
+            Event::CData(c) => text.push_str(literal(&c.xml10_content())?),
             Event::GeneralRef(r) => match r.resolve_char_ref().map_err(malformed)? {
                 Some(ch) => text.push(ch),
                 None => {

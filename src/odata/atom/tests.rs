@@ -221,6 +221,9 @@ fn refusals_and_their_codes() {
         "{\"PartitionKey\":\"p\"}".to_owned(),
         String::new(),
         "<".to_owned(),
+        entry("<d:A>a\u{1}b</d:A>"),
+        entry("<d:A>a\u{0}b</d:A>"),
+        entry("<d:A>&#x0;</d:A>"),
     ];
     for body in &invalid {
         assert_eq!(code(body), ErrorCode::InvalidInput, "{body}");

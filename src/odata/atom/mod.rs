@@ -31,4 +31,4 @@ pub const ENTRY_CONTENT_TYPE: &str = "application/atom+xml;type=entry;charset=ut
 /// `Content-Type` of a feed.
 pub const FEED_CONTENT_TYPE: &str = "application/atom+xml;type=feed;charset=utf-8";
 /// `Content-Type` of the XML error.
-pub const ERROR_CONTENT_TYPE: &str = "application/xml;charset=utf-8";
+pub const ERROR_CONTENT_TYPE: &str = "application/xml";

@@ -115,10 +115,8 @@ pub fn get_entity(
     let format = negotiate(req, ctx)?;
     let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
     let select = req.query.select_list();
-    let mut headers = etag_headers(&e, format);
-    if select.is_some() {
-        headers[1].1 = data_service_version(format, true);
-    }
+    let mut headers =
+        vec![("etag", e.etag()), ("dataserviceversion", data_service_version(format, select.is_some()))];
     headers.push(("content-type", format.entry_content_type().to_owned()));
     let body = format.entity(&e, table, select.as_deref(), &urls(ctx), wall_now());
     Ok(build(StatusCode::OK, &headers, body))

@@ -5,6 +5,7 @@
 mod common;
 
 mod access;
+mod atom;
 mod batch;
 mod connections;
 mod entities;

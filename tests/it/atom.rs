@@ -121,14 +121,15 @@ fn parse_xml(s: &str) -> El {
                 }
             }
             Event::Text(t) => {
-                let t = t.decode().expect("text");
+                // As an XML processor reads it: line ends normalized to LF.
+                let t = t.xml10_content().expect("text");
                 match stack.last_mut() {
                     Some(top) => top.text.push_str(&t),
                     None => assert!(t.trim().is_empty(), "text outside the root element: {s}"),
                 }
             }
             Event::CData(t) => {
-                stack.last_mut().expect("CDATA outside root").text.push_str(&t.decode().unwrap())
+                stack.last_mut().expect("CDATA outside root").text.push_str(&t.xml10_content().unwrap())
             }
             Event::GeneralRef(g) => {
                 let resolved = if g.is_char_ref() {
@@ -378,7 +379,14 @@ fn entry_xml(props: &[(&str, &str, Option<&str>)]) -> String {
     for (name, edm, value) in props {
         let ty = if edm.is_empty() { String::new() } else { format!(" m:type=\"{edm}\"") };
         match value {
-            Some(v) => s += &format!("<d:{name}{ty}>{}</d:{name}>", quick_xml::escape::escape(*v)),
+            // A carriage return as a character reference: XML readers turn a literal one
+            // into a line feed.
+            Some(v) => {
+                s += &format!(
+                    "<d:{name}{ty}>{}</d:{name}>",
+                    quick_xml::escape::escape(*v).replace('\r', "&#13;")
+                )
+            }
             None => s += &format!("<d:{name}{ty} m:null=\"true\" />"),
         }
     }
@@ -1301,7 +1309,8 @@ fn edge_json(rk: &str) -> Value {
         "Spaces": "  lead and trail  ",
         "OnlySpaces": "   ",
         "Unicode": "héllo ☃ 𝄞",
-        "Lines": "one\ntwo\tthree"
+        "Lines": "one\ntwo\tthree",
+        "Returns": "a\r\nb\rc"
     })
 }
 
@@ -1336,6 +1345,7 @@ fn edge_atom(rk: &str) -> String {
         ("OnlySpaces", "", Some("   ")),
         ("Unicode", "", Some("héllo ☃ 𝄞")),
         ("Lines", "", Some("one\ntwo\tthree")),
+        ("Returns", "", Some("a\r\nb\rc")),
     ])
 }
 
@@ -1370,7 +1380,8 @@ fn assert_edge_atom(props: &[Prop]) {
     assert_prop(props, "OnlySpaces", None, "   ");
     assert_prop(props, "Unicode", None, "héllo ☃ 𝄞");
     assert_prop(props, "Lines", None, "one\ntwo\tthree");
-    assert_eq!(props.len(), 3 + 26, "{props:#?}");
+    assert_prop(props, "Returns", None, "a\r\nb\rc");
+    assert_eq!(props.len(), 3 + 27, "{props:#?}");
 }
 
 #[tokio::test]

@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
     let urls = Urls { base: "http://127.0.0.1:10002/devstoreaccount1", account: "devstoreaccount1" };
     let body = atom::entity_response(&e, "t", None, &urls, e.timestamp);
     let again = atom::parse_entity(&body).expect("our own Atom must parse");
-    assert_eq!((again.partition_key.as_deref(), again.row_key.as_deref()), (Some(&*e.partition_key), Some(&*e.row_key)));
+    assert_eq!(
+        (again.partition_key.as_deref(), again.row_key.as_deref()),
+        (Some(&*e.partition_key), Some(&*e.row_key))
+    );
     assert!(same(&again.properties, &e.properties), "Atom round trip changed a value");
     let json = odata::entity_response(&e, "t", Metadata::Full, None, &urls);
     let from_json = odata::parse_entity(&json).expect("our own JSON must parse");

@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
     for md in [Metadata::Minimal, Metadata::Full] {
         let body = odata::entity_response(&e, "t", md, None, &urls);
         let again = odata::parse_entity(&body).expect("our own output must parse");
-        assert_eq!((again.partition_key.as_deref(), again.row_key.as_deref()), (Some(&*e.partition_key), Some(&*e.row_key)));
+        assert_eq!(
+            (again.partition_key.as_deref(), again.row_key.as_deref()),
+            (Some(&*e.partition_key), Some(&*e.row_key))
+        );
         assert!(same(&again.properties, &e.properties), "round trip changed a value");
     }
 });

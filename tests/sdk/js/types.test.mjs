@@ -165,17 +165,27 @@ describe("Edm types", { timeout: 60_000 }, () => {
     });
   }
 
-  test("typed filters match values of the same Edm type", async () => {
+  test("each typed filter matches its value and not a near one", async () => {
     await client.createEntity(ENTITY);
     const count = async (filter) => (await collect(client.listEntities({ queryOptions: { filter } }))).length;
-    assert.equal(await count(odata`Int32 eq ${42}`), 1);
-    assert.equal(await count("Int64 eq 9007199254740993L"), 1);
-    assert.equal(await count("Int64Small lt 10000000000L"), 1, "Int64 comparison must be numeric");
-    assert.equal(await count(odata`Date eq ${DATE}`), 1);
-    assert.equal(await count(`Guid eq guid'${GUID}'`), 1);
-    assert.equal(await count("BoolTrue eq true"), 1);
-    assert.equal(await count(odata`Unicode eq ${UNICODE}`), 1);
-    assert.equal(await count("Str eq 'Hello world'"), 0, "string comparison is case-sensitive");
-    assert.equal(await count("Int32 eq 43"), 0);
+    const later = new Date(DATE.getTime() + 1);
+    // [matches, must not match]: a server matching everything, or comparing loosely
+    // (Int64 through a double, numbers as text, strings case-insensitively), fails one
+    const pairs = [
+      [odata`Int32 eq ${42}`, odata`Int32 eq ${43}`],
+      ["Int64 eq 9007199254740993L", "Int64 eq 9007199254740992L"],
+      ["Int64Small lt 10000000000L", "Int64Small gt 10000000000L"],
+      [odata`Date eq ${DATE}`, odata`Date eq ${later}`],
+      [`DatePrecise eq datetime'${PRECISE}'`, "DatePrecise eq datetime'2024-02-29T13:14:15.1234568Z'"],
+      [`Guid eq guid'${GUID}'`, "Guid eq guid'00000000-0000-0000-0000-000000000000'"],
+      ["BoolTrue eq true", "BoolTrue eq false"],
+      [odata`Unicode eq ${UNICODE}`, odata`Unicode eq ${UNICODE.slice(0, -1)}`],
+      ["Str eq 'hello world'", "Str eq 'Hello world'"],
+      ["Double eq 3.141592653589793", "Double eq 3.1415926535897927"],
+    ];
+    for (const [match, other] of pairs) {
+      assert.equal(await count(match), 1, match);
+      assert.equal(await count(other), 0, other);
+    }
   });
 });

@@ -2,7 +2,7 @@
 
 import math
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from azure.data.tables import EdmType, EntityProperty, UpdateMode
@@ -122,40 +122,34 @@ def test_all_types_roundtrip_after_upsert(table, mode):
     _check_roundtrip(table.get_entity("types", "all"))
 
 
-FILTER_MATCHES = [
-    ("Int32 eq @v", {"v": 42}),
-    ("Int64 eq @v", {"v": 2**53 + 1}),  # the SDK sends 9007199254740993L
-    ("Int64Max gt @v", {"v": 2**62}),
+# Each typed filter with a value that matches and a near value that must not, so that a
+# server matching everything (or comparing loosely) fails one of the pair.
+MICROSECOND = timedelta(microseconds=1)
+FILTER_PAIRS = [
+    ("Int32 eq @v", 42, 43),
+    # the SDK sends 9007199254740993L; a server reading Int64 through a double matches 2**53 too
+    ("Int64 eq @v", 2**53 + 1, 2**53),
+    ("Int64Max gt @v", 2**62, 2**63 - 1),
     # Int64 comparison is numeric, not textual ("7" > "10000000000" as text).
-    ("Int64Small lt @v", {"v": 10_000_000_000}),
-    ("Double eq @v", {"v": 3.141592653589793}),
-    ("BoolTrue eq @v", {"v": True}),
-    ("DateTime eq @v", {"v": ENTITY["DateTime"]}),
+    ("Int64Small lt @v", 10_000_000_000, 7),
+    ("Double eq @v", 3.141592653589793, 3.1415926535897927),
+    ("BoolTrue eq @v", True, False),
+    ("DateTime eq @v", ENTITY["DateTime"], ENTITY["DateTime"] + MICROSECOND),
     # Sub-millisecond precision is kept: 1 microsecond earlier compares less.
-    ("DateTime gt @v", {"v": datetime(2024, 2, 29, 13, 14, 15, 123455, tzinfo=timezone.utc)}),
-    ("Guid eq @v", {"v": GUID}),
-    ("Str eq @v", {"v": "hello world"}),
-    ("Unicode eq @v", {"v": ENTITY["Unicode"]}),
-    ("Binary eq @v", {"v": bytes(range(256))}),
-]
-
-FILTER_NON_MATCHES = [
-    ("Int32 eq @v", {"v": 43}),
-    ("DateTime lt @v", {"v": ENTITY["DateTime"]}),
-    ("Guid eq @v", {"v": uuid.UUID(int=0)}),
-    ("Str eq @v", {"v": "Hello world"}),  # comparison is case-sensitive
+    ("DateTime gt @v", ENTITY["DateTime"] - MICROSECOND, ENTITY["DateTime"]),
+    ("Guid eq @v", GUID, uuid.UUID(int=0)),
+    # comparison is case-sensitive
+    ("Str eq @v", "hello world", "Hello world"),
+    ("Unicode eq @v", ENTITY["Unicode"], ENTITY["Unicode"][:-1]),
+    ("Binary eq @v", bytes(range(256)), bytes(range(255))),
 ]
 
 
-@pytest.mark.parametrize("flt,params", FILTER_MATCHES, ids=[f"{f}-{i}" for i, (f, _) in enumerate(FILTER_MATCHES)])
-def test_typed_filter_matches(table, flt, params):
+@pytest.mark.parametrize(
+    "flt,match,other", FILTER_PAIRS, ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(FILTER_PAIRS)]
+)
+def test_typed_filter_matches_its_value_and_not_a_near_one(table, flt, match, other):
     """Typed constants in $filter (spec 1.8)."""
     table.create_entity(ENTITY)
-    rows = list(table.query_entities(flt, parameters=params))
-    assert len(rows) == 1, (flt, params)
-
-
-@pytest.mark.parametrize("flt,params", FILTER_NON_MATCHES, ids=[f for f, _ in FILTER_NON_MATCHES])
-def test_typed_filter_non_matches(table, flt, params):
-    table.create_entity(ENTITY)
-    assert list(table.query_entities(flt, parameters=params)) == [], (flt, params)
+    assert len(list(table.query_entities(flt, parameters={"v": match}))) == 1, (flt, match)
+    assert list(table.query_entities(flt, parameters={"v": other})) == [], (flt, other)

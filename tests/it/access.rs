@@ -212,8 +212,8 @@ async fn sas(
     raw(port, method, &format!("/{ACCOUNT}{path}{sep}{token}"), headers, body).await
 }
 
-/// The error code of a response, wherever the server put it: the OData JSON body, an XML
-/// `<Code>`/`<code>` element, or `x-ms-error-code`.
+/// The error code in a response's body: the OData JSON body's, or an XML
+/// `<Code>`/`<code>` element's.
 fn code_of(r: &Resp) -> String {
     if let Ok(v) = serde_json::from_str::<Value>(&r.body) {
         if let Some(c) = v["odata.error"]["code"].as_str() {
@@ -225,13 +225,15 @@ fn code_of(r: &Resp) -> String {
             return c;
         }
     }
-    r.header("x-ms-error-code").unwrap_or_default()
+    String::new()
 }
 
+/// The status, the body's code and `x-ms-error-code` are all those of `code`.
 #[track_caller]
 fn assert_error(r: &Resp, status: u16, code: &str, what: &str) {
     assert_eq!(r.status, status, "{what}: {}", r.body);
     assert_eq!(code_of(r), code, "{what}: {}", r.body);
+    assert_eq!(r.header("x-ms-error-code").as_deref(), Some(code), "{what}: x-ms-error-code");
 }
 
 /// Every text of `<tag>…</tag>` in `xml` (no nesting of the same tag; attributes allowed).
@@ -835,10 +837,10 @@ async fn sas_with_stored_policy_revocation_and_conflicts() {
     // A field in both the token and the policy: 400.
     let both_se = TableSas { se: Some(sas_time(30)), ..only_si.clone() };
     let r = sas(port, &both_se.token(), "GET", &get, &[], None).await;
-    assert_eq!(r.status, 400, "se in token and policy: {}", r.body);
+    assert_error(&r, 400, "InvalidQueryParameterValue", "se in token and policy");
     let both_sp = TableSas { sp: Some("ra".into()), se: Some(sas_time(60)), ..split.clone() };
     let r = sas(port, &both_sp.token(), "GET", &get, &[], None).await;
-    assert_eq!(r.status, 400, "sp in token and policy: {}", r.body);
+    assert_error(&r, 400, "InvalidQueryParameterValue", "sp in token and policy");
 
     // A policy id that does not exist.
     let unknown = TableSas { si: Some("nobody".into()), ..only_si.clone() };

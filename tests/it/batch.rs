@@ -307,10 +307,12 @@ fn parse_batch(r: &Resp) -> BatchResp {
     }
 }
 
-/// Asserts a failed change set: a single part with `status`, `code`, a message
-/// prefixed `"<index>:"`, and returns the part.
+/// Asserts a failed change set: a 202 without `x-ms-error-code` (the code travels in the
+/// failing part's body only), a single part with `status`, `code`, a message prefixed
+/// `"<index>:"`, and returns the part.
 fn assert_failed(r: &Resp, index: usize, status: u16, code: &str) -> Part {
     let b = parse_batch(r);
+    assert_eq!(r.header("x-ms-error-code"), None, "a 202 batch answer names no error code");
     assert!(b.in_changeset, "a failed change set answers inside a change set response: {}", r.body);
     assert_eq!(b.parts.len(), 1, "a failed change set has exactly one part: {}", r.body);
     let p = b.parts.into_iter().next().unwrap();

@@ -9,6 +9,7 @@ mod atom;
 mod batch;
 mod connections;
 mod entities;
+mod error_codes;
 mod errors;
 mod oauth;
 mod persistence;

@@ -12,3 +12,4 @@ mod errors;
 mod oauth;
 mod persistence;
 mod tables;
+mod throttle;

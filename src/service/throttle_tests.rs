@@ -52,6 +52,10 @@ fn capacity_is_never_below_one_batch() {
     assert_eq!(t.admit("acct", "t", Some("p"), 100), Err(Refusal::Partition));
     time.advance_ms(1_000);
     assert!(t.admit("acct", "t", Some("p"), 100).is_ok());
+    // the bucket holds 100, not 50: 100 single writes pass an idle partition
+    assert_eq!(passes(&t, "q", 1), 100);
+    time.advance_ms(2_000);
+    assert_eq!(passes(&t, "q", 1), 100, "refills to 100 in two seconds");
 }
 
 #[test]

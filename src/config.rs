@@ -77,8 +77,10 @@ pub struct Args {
 
     /// Enforce the service's scalability targets: 2,000 entities per second per
     /// partition, 20,000 per account; a request over them is answered 503 ServerBusy.
-    /// Env: AZTABLE_THROTTLE.
-    #[arg(long = "throttle", env = "AZTABLE_THROTTLE")]
+    /// Env: AZTABLE_THROTTLE (`1`, `true`, `yes`, `on`; `0`, `false`, `no`, `off` or
+    /// empty: off).
+    #[arg(long = "throttle", env = "AZTABLE_THROTTLE", action = clap::ArgAction::SetTrue,
+          value_parser = clap::builder::FalseyValueParser::new())]
     pub throttle: bool,
 
     /// Entities per second per partition (implies --throttle). Env: AZTABLE_PARTITION_RATE.

@@ -74,6 +74,50 @@ pub struct Args {
     /// Needs HTTPS (--cert, --key).
     #[arg(long = "oauth", value_name = "LEVEL", value_parser = ["basic"])]
     pub oauth: Option<String>,
+
+    /// Enforce the service's scalability targets: 2,000 entities per second per
+    /// partition, 20,000 per account; a request over them is answered 503 ServerBusy.
+    /// Env: AZTABLE_THROTTLE (`1`, `true`, `yes`, `on`; `0`, `false`, `no`, `off` or
+    /// empty: off).
+    #[arg(long = "throttle", env = "AZTABLE_THROTTLE", action = clap::ArgAction::SetTrue,
+          value_parser = clap::builder::FalseyValueParser::new())]
+    pub throttle: bool,
+
+    /// Entities per second per partition (implies --throttle). Env: AZTABLE_PARTITION_RATE.
+    #[arg(long = "partitionRate", value_name = "N", env = "AZTABLE_PARTITION_RATE",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub partition_rate: Option<u32>,
+
+    /// Entities per second per account (implies --throttle). Env: AZTABLE_ACCOUNT_RATE.
+    #[arg(long = "accountRate", value_name = "N", env = "AZTABLE_ACCOUNT_RATE",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub account_rate: Option<u32>,
+
+    /// Fault injection: this fraction (0 to 1) of table and entity requests is answered
+    /// 503 ServerBusy before touching data, deterministically per --faultSeed. For
+    /// testing retry logic. Env: AZTABLE_FAULT_RATE.
+    #[arg(long = "faultRate", value_name = "FRACTION", env = "AZTABLE_FAULT_RATE")]
+    pub fault_rate: Option<f64>,
+
+    /// Seed of the fault sequence: the same seed and order of requests give the same
+    /// faults. Env: AZTABLE_FAULT_SEED.
+    #[arg(long = "faultSeed", value_name = "N", env = "AZTABLE_FAULT_SEED", default_value_t = 0)]
+    pub fault_seed: u64,
+
+    /// Faults only for these operations (comma list of REST names: InsertEntity,
+    /// QueryEntities, Batch, ...). Env: AZTABLE_FAULT_OPS.
+    #[arg(long = "faultOps", value_name = "OPS", env = "AZTABLE_FAULT_OPS", value_delimiter = ',')]
+    pub fault_ops: Vec<String>,
+
+    /// Faults only for these tables (comma list). Env: AZTABLE_FAULT_TABLES.
+    #[arg(long = "faultTables", value_name = "TABLES", env = "AZTABLE_FAULT_TABLES", value_delimiter = ',')]
+    pub fault_tables: Vec<String>,
+
+    /// This fraction (0 to 1) of writes is applied and then answered 500
+    /// OperationTimedOut, to test that client retries are idempotent.
+    /// Env: AZTABLE_FAULT_AFTER_WRITE_RATE.
+    #[arg(long = "faultAfterWriteRate", value_name = "FRACTION", env = "AZTABLE_FAULT_AFTER_WRITE_RATE")]
+    pub fault_after_write_rate: Option<f64>,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -95,6 +139,10 @@ pub struct Config {
     pub keep_alive: std::time::Duration,
     /// `--oauth basic`.
     pub oauth: bool,
+    /// `--throttle`, `--partitionRate`, `--accountRate`: the targets enforced, if any.
+    pub throttle: Option<crate::service::throttle::Rates>,
+    /// `--faultRate` and friends, validated: faults injected, if any.
+    pub faults: Option<crate::fault::FaultSpec>,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -134,6 +182,13 @@ impl Config {
         if args.oauth.is_some() && tls.is_none() {
             return Err("--oauth needs HTTPS: give --cert (with --key or --pwd)".into());
         }
+        let faults = crate::fault::FaultSpec::from_flags(
+            args.fault_rate,
+            args.fault_after_write_rate,
+            args.fault_seed,
+            &args.fault_ops,
+            &args.fault_tables,
+        )?;
         let host = if args.table_host == "localhost" { "127.0.0.1" } else { args.table_host.as_str() };
         let ip: std::net::IpAddr =
             host.parse().map_err(|_| format!("--tableHost: '{}' is not an IP address", args.table_host))?;
@@ -149,8 +204,24 @@ impl Config {
             tls,
             keep_alive: std::time::Duration::from_secs(args.table_keep_alive_timeout),
             oauth: args.oauth.is_some(),
+            throttle: throttle_rates(args.throttle, args.partition_rate, args.account_rate),
+            faults,
         })
     }
+}
+
+/// The targets of `--throttle` with `--partitionRate`/`--accountRate` (either implies
+/// `--throttle`; the other keeps its default), or `None`.
+fn throttle_rates(
+    on: bool,
+    partition: Option<u32>,
+    account: Option<u32>,
+) -> Option<crate::service::throttle::Rates> {
+    let default = crate::service::throttle::Rates::default();
+    (on || partition.is_some() || account.is_some()).then(|| crate::service::throttle::Rates {
+        partition: partition.unwrap_or(default.partition),
+        account: account.unwrap_or(default.account),
+    })
 }
 
 #[cfg(test)]
@@ -215,6 +286,34 @@ mod tests {
         assert_eq!(parse(&["--cert", "c.P12"]).unwrap().tls, pfx("c.P12", ""));
         assert!(parse(&["--cert", "c.pfx", "--key", "k.pem", "--pwd", "x"]).is_err());
         assert!(parse(&["--pwd", "x"]).is_err());
+    }
+
+    #[test]
+    fn throttle_and_fault_flags() {
+        let parse = |extra: &[&str]| {
+            let args = Args::try_parse_from([&["aztable"], extra].concat()).map_err(|e| e.to_string())?;
+            Config::from_args(args, None)
+        };
+        let c = parse(&[]).unwrap();
+        assert!(c.throttle.is_none() && c.faults.is_none(), "off unless asked for");
+        let rates = |p, a| Some(crate::service::throttle::Rates { partition: p, account: a });
+        assert_eq!(parse(&["--throttle"]).unwrap().throttle, rates(2_000, 20_000));
+        assert_eq!(parse(&["--partitionRate", "50"]).unwrap().throttle, rates(50, 20_000));
+        assert_eq!(parse(&["--accountRate", "70"]).unwrap().throttle, rates(2_000, 70));
+        assert!(parse(&["--partitionRate", "0"]).is_err());
+        assert!(parse(&["--accountRate", "x"]).is_err());
+        let c =
+            parse(&["--faultRate", "0.3", "--faultSeed", "7", "--faultOps", "InsertEntity,Batch"]).unwrap();
+        let f = c.faults.unwrap();
+        assert_eq!((f.rate, f.after_write_rate, f.seed), (0.3, 0.0, 7));
+        assert_eq!(f.ops, ["InsertEntity", "Batch"]);
+        let c = parse(&["--faultAfterWriteRate", "1", "--faultTables", "a,B"]).unwrap();
+        assert_eq!(c.faults.unwrap().tables, ["a", "b"]);
+        let e = parse(&["--faultRate", "1.5"]).unwrap_err();
+        assert!(e.contains("--faultRate"), "{e}");
+        let e = parse(&["--faultRate", "0.5", "--faultOps", "InsertEntity,Nope"]).unwrap_err();
+        assert!(e.contains("'Nope'"), "{e}");
+        assert!(parse(&["--faultOps", "InsertEntity"]).is_err(), "a filter without a rate");
     }
 
     #[test]

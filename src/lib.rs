@@ -18,6 +18,7 @@
 //! - [`model`]: entities, Edm values, names, time, continuation tokens, key ranges and
 //!   the row a filter reads, stored access policies.
 //! - [`error`]: the wire error registry and [`error::ApiError`].
+//! - [`fault`]: opt-in fault injection for testing retries (deterministic per seed).
 //! - [`auth`]: SharedKey / SharedKeyLite signatures, accounts, shared access signatures,
 //!   OAuth bearer tokens.
 //! - [`odata`]: JSON payload formats, content negotiation, `Prefer`.
@@ -35,6 +36,7 @@ pub mod batch;
 pub mod config;
 pub mod endpoint;
 pub mod error;
+pub mod fault;
 pub mod filter;
 pub mod http;
 pub mod model;

@@ -101,7 +101,9 @@ async fn run(config: Config) -> Result<(), String> {
         accounts.add_from_env(extra).map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
     }
     let store = open_store(&config)?;
-    let service = TableService::open(store).map_err(|e| format!("cannot upgrade the data directory: {e}"))?;
+    let service = TableService::open(store)
+        .map_err(|e| format!("cannot upgrade the data directory: {e}"))?
+        .with_throttle(config.throttle.map(aztable::service::throttle::Throttle::new));
     let state = Arc::new(AppState {
         service,
         accounts,
@@ -112,6 +114,7 @@ async fn run(config: Config) -> Result<(), String> {
             https: config.tls.is_some(),
             oauth: config.oauth,
             keep_alive: http::HeaderValue::from_str(&format!("timeout={}", config.keep_alive.as_secs())).ok(),
+            faults: config.faults.clone().map(|f| Arc::new(aztable::fault::Faults::new(f))),
         },
     });
     let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
@@ -128,6 +131,7 @@ async fn run(config: Config) -> Result<(), String> {
     if config.oauth {
         tracing::info!("OAuth bearer tokens accepted (--oauth basic: signatures are NOT verified)");
     }
+    log_test_modes(&config);
     tracing::info!("aztable listening on {scheme}://{addr}");
     serve(listener, Arc::clone(&state), tls, config.keep_alive, shutdown_signal())
         .await
@@ -137,6 +141,24 @@ async fn run(config: Config) -> Result<(), String> {
     drop(state);
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Says at startup when throttling or fault injection is on: answers differ from a
+/// plain run's.
+fn log_test_modes(config: &Config) {
+    if let Some(r) = &config.throttle {
+        tracing::info!(partition = r.partition, account = r.account, "throttling: entities per second");
+    }
+    if let Some(f) = &config.faults {
+        tracing::info!(
+            rate = f.rate,
+            after_write_rate = f.after_write_rate,
+            seed = f.seed,
+            ops = ?f.ops,
+            tables = ?f.tables,
+            "fault injection on"
+        );
+    }
 }
 
 async fn shutdown_signal() {

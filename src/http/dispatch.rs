@@ -220,7 +220,9 @@ async fn handle(
 
     let body = body?;
     let req = Req { headers: parts.headers, query, body };
-    handlers::handle(state, ctx, endpoint, &req).await
+    let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
+    let resp = handlers::handle(state, ctx, endpoint, &req).await?;
+    super::fault::after(armed, resp)
 }
 
 /// Whether errors for this request are written in XML ([`crate::odata::errors_in_xml`]).

@@ -6,6 +6,7 @@
 pub mod ctx;
 mod dispatch;
 mod error_response;
+mod fault;
 mod handlers;
 pub mod query;
 mod request;
@@ -34,6 +35,8 @@ pub struct HttpOptions {
     /// `Keep-Alive: timeout=<--tableKeepAliveTimeout>`, sent on every response that keeps
     /// its connection (none: not announced).
     pub keep_alive: Option<http::HeaderValue>,
+    /// `--faultRate` and friends: the fault injector (none: no faults, one check).
+    pub faults: Option<Arc<crate::fault::Faults>>,
 }
 
 /// Everything a request handler can reach.

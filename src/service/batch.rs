@@ -89,6 +89,8 @@ impl TableService {
                 return Err(fail(i, ApiError::with_message(ErrorCode::InvalidDuplicateRow, msg).into()));
             }
         }
+        // a batch of N operations costs N, refused whole (top-level 503) when short
+        self.admit(caller.account, table, Some(&pk), actions.len()).map_err(|e| fail(0, e))?;
         self.parts
             .transact_in_turn(caller.account, table, &pk, |txn| {
                 // Inserts into a new partition then need no lookup per row.

@@ -99,6 +99,7 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let caller = caller.into();
         caller.check_row(pk, rk)?;
+        self.admit(caller.account, table, Some(pk), 1)?;
         self.parts.get_entity(caller.account, table, pk, rk)?.ok_or(ServiceError::ResourceNotFound)
     }
 
@@ -118,6 +119,26 @@ impl TableService {
         q: QueryEntities,
     ) -> Result<EntityPage, ServiceError> {
         let caller = caller.into();
+        // the entities a query returns are known only after the read: it pays 1 up
+        // front (to its partition when the filter names only one) and the rest after
+        let pinned = match (&self.throttle, &q.filter) {
+            (Some(_), Some(f)) => filter::plan::plan(f).single_partition().map(str::to_owned),
+            _ => None,
+        };
+        self.admit(caller.account, table, pinned.as_deref(), 1)?;
+        let page = self.query_entities_unthrottled(caller, table, q).await?;
+        if let Some(t) = &self.throttle {
+            charge_served(t, caller.account, table, pinned.as_deref(), &page.entities);
+        }
+        Ok(page)
+    }
+
+    async fn query_entities_unthrottled(
+        &self,
+        caller: Caller<'_>,
+        table: &str,
+        q: QueryEntities,
+    ) -> Result<EntityPage, ServiceError> {
         let mut page = query_page(&self.parts, caller, table, &q, EXAMINED_IN_PLACE)?;
         if page.entities.len() >= q.top {
             return Ok(page);
@@ -150,6 +171,33 @@ impl TableService {
     ) -> Result<EntityPage, ServiceError> {
         query_page(&self.parts, caller, table, q, max_examined)
     }
+}
+
+/// Charges a query's entities after the read, beyond the 1 it paid up front (to the
+/// account, and to `pinned` when the filter named one partition): each partition the
+/// count of its entities in the page, the account their total.
+fn charge_served(
+    t: &super::throttle::Throttle,
+    account: &str,
+    table: &str,
+    pinned: Option<&str>,
+    entities: &[Entity],
+) {
+    // the page is in key order: each partition's entities are one run
+    let mut runs: Vec<(&str, u32)> = Vec::new();
+    for e in entities {
+        match runs.last_mut() {
+            Some((pk, n)) if *pk == e.partition_key => *n = n.saturating_add(1),
+            _ => runs.push((&e.partition_key, 1)),
+        }
+    }
+    for (pk, n) in &mut runs {
+        if Some(*pk) == pinned {
+            *n -= 1;
+        }
+    }
+    let total = u32::try_from(entities.len()).unwrap_or(u32::MAX);
+    t.charge(account, table, runs, total.saturating_sub(1));
 }
 
 /// One page of Query Entities, examining at most `max_examined` entities.
@@ -219,6 +267,7 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
+        self.admit(account, table, Some(&pk), 1)?;
         self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new)).await
     }
 
@@ -232,6 +281,7 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
+        self.admit(account, table, Some(&pk), 1)?;
         self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond)).await
     }
 
@@ -246,6 +296,7 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
+        self.admit(account, table, Some(&pk), 1)?;
         self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond)).await
     }
 
@@ -259,6 +310,7 @@ impl TableService {
         cond: &Condition,
     ) -> Result<(), ServiceError> {
         let Caller { account, .. } = caller.into().admits(pk, rk)?;
+        self.admit(account, table, Some(pk), 1)?;
         self.parts.transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond)).await
     }
 

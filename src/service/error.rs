@@ -25,6 +25,9 @@ pub enum ServiceError {
     /// A request input broke a rule of the service; carries the wire error.
     #[error("invalid request: {0}")]
     Invalid(ApiError),
+    /// Over a scalability target (`--throttle`): refused before anything was done.
+    #[error("throttled: over the {0:?} target")]
+    Throttled(super::throttle::Refusal),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -37,6 +40,12 @@ impl From<PartitionError> for ServiceError {
             PartitionError::TableAlreadyExists => ServiceError::TableAlreadyExists,
             PartitionError::Store(s) => ServiceError::Store(s),
         }
+    }
+}
+
+impl From<super::throttle::Refusal> for ServiceError {
+    fn from(r: super::throttle::Refusal) -> Self {
+        ServiceError::Throttled(r)
     }
 }
 
@@ -64,6 +73,7 @@ impl From<ServiceError> for ApiError {
             S::EntityAlreadyExists => ApiError::new(ErrorCode::EntityAlreadyExists),
             S::ConditionNotSatisfied => ApiError::new(ErrorCode::UpdateConditionNotSatisfied),
             S::Invalid(api) => api,
+            S::Throttled(refusal) => refusal.into(),
             S::Store(source) => {
                 // The engine's error goes to the log, never to the client.
                 tracing::error!(error = %source, "storage failure");

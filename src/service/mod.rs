@@ -9,6 +9,7 @@ mod caller;
 mod entities;
 mod error;
 mod tables;
+pub mod throttle;
 
 pub use batch::{BatchAction, BatchFailure, BatchOutcome};
 pub use caller::Caller;
@@ -25,11 +26,28 @@ pub struct TableService {
     /// Shared with the scans that run on the blocking pool ([`off_the_workers`]).
     parts: Arc<Partitions>,
     clock: MonotonicClock,
+    /// `--throttle`: the scalability targets; `None` (the default) costs one check.
+    throttle: Option<throttle::Throttle>,
 }
 
 impl TableService {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        TableService { parts: Arc::new(Partitions::new(store)), clock: MonotonicClock::new() }
+        TableService { parts: Arc::new(Partitions::new(store)), clock: MonotonicClock::new(), throttle: None }
+    }
+
+    /// The service with the scalability targets enforced (see [`throttle`]), or not.
+    pub fn with_throttle(mut self, throttle: Option<throttle::Throttle>) -> Self {
+        self.throttle = throttle;
+        self
+    }
+
+    /// Takes `cost` entities from the account's bucket and, when `pk` names one, the
+    /// partition's: 503 `ServerBusy` when either is short. Free without `--throttle`.
+    fn admit(&self, account: &str, table: &str, pk: Option<&str>, cost: usize) -> Result<(), ServiceError> {
+        match &self.throttle {
+            None => Ok(()),
+            Some(t) => Ok(t.admit(account, table, pk, u32::try_from(cost).unwrap_or(u32::MAX))?),
+        }
     }
 
     /// The service over a store that may hold data of an earlier build: brings its

@@ -14,3 +14,4 @@ mod errors;
 mod oauth;
 mod persistence;
 mod tables;
+mod throttle;

@@ -13,7 +13,7 @@ use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
 use crate::model::time::wall_now;
 use crate::odata::{self, Format, Metadata, Urls};
-use crate::service::{BatchAction, BatchOutcome};
+use crate::service::{BatchAction, BatchOutcome, ServiceError};
 use axum::response::Response;
 use http::StatusCode;
 
@@ -46,7 +46,7 @@ pub async fn batch(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Resp
     };
     match parsed.kind {
         BatchKind::Query => query_batch(state, ctx, &parsed.ops[0]),
-        BatchKind::ChangeSet => Ok(change_set(state, ctx, &parsed.ops).await),
+        BatchKind::ChangeSet => change_set(state, ctx, &parsed.ops).await,
     }
 }
 
@@ -69,6 +69,8 @@ fn batch_error(ctx: &RequestCtx, e: BatchError) -> Result<Response, ApiError> {
 fn query_batch(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<Response, ApiError> {
     let result = match run_query(state, ctx, op) {
         Ok(r) => r,
+        // over a throttling target: the whole request is refused, not the operation
+        Err(e) if e.code == ErrorCode::ServerBusy => return Err(e),
         Err(e) => with_stamp(ctx, op_xml_errors(ctx, op), |s| batch::op_error_part(s, 0, &e)),
     };
     let (ct, body) = batch::write_query(&result);
@@ -129,8 +131,9 @@ fn to_action(ctx: &RequestCtx, op: &BatchOp) -> Result<(String, BatchAction), Ap
     })
 }
 
-/// Runs a change set; always answers 202 (with the failing part if one failed).
-async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Response {
+/// Runs a change set; answers 202 (with the failing part if one failed), or refuses
+/// the whole request when it is over a throttling target.
+async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Result<Response, ApiError> {
     let fail = |index: usize, err: &ApiError| {
         let xml = op_xml_errors(ctx, &ops[index]);
         let part = with_stamp(ctx, xml, |s| batch::op_error_part(s, index, err));
@@ -143,7 +146,7 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resp
         if let Some(account) = op.account() {
             if crate::endpoint::primary_account(account).0 != ctx.account {
                 let msg = format!("The operation addresses account '{account}', not '{}'.", ctx.account);
-                return fail(i, &ApiError::with_message(ErrorCode::InvalidInput, msg));
+                return Ok(fail(i, &ApiError::with_message(ErrorCode::InvalidInput, msg)));
             }
         }
         // the SAS's permission and table for each operation; its key range is the
@@ -159,12 +162,13 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resp
                 table = t;
                 actions.push(action);
             }
-            Err(e) => return fail(i, &e),
+            Err(e) => return Ok(fail(i, &e)),
         }
     }
     let outcomes = match state.service.execute_batch(ctx.caller(), &table, actions).await {
         Ok(o) => o,
-        Err(f) => return fail(f.index, &ApiError::from(f.error)),
+        Err(f) if matches!(f.error, ServiceError::Throttled(_)) => return Err(f.error.into()),
+        Err(f) => return Ok(fail(f.index, &ApiError::from(f.error))),
     };
     let now = wall_now();
     let results: Vec<(Option<String>, OpResult)> = ops
@@ -180,5 +184,5 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resp
         })
         .collect();
     let (ct, body) = batch::write_success(&results);
-    accepted(ct, body)
+    Ok(accepted(ct, body))
 }

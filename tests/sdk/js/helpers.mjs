@@ -1,5 +1,6 @@
 // Shared helpers for the aztable @azure/data-tables conformance suite.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { TableClient, TableServiceClient } from "@azure/data-tables";
 
@@ -151,4 +152,32 @@ export async function inChunks(items, size, fn) {
   for (let i = 0; i < items.length; i += size) {
     await Promise.all(items.slice(i, i + size).map(fn));
   }
+}
+
+/**
+ * Starts a dedicated server (`binary` on a free port, in memory) with `extraArgs` and its
+ * access log on; resolves to { endpoint, log(), stop() }, where `log()` is what it has
+ * printed so far (colour codes removed).
+ */
+export function startServer(binary, extraArgs = [], account = WELL_KNOWN_ACCOUNT) {
+  return new Promise((resolve, reject) => {
+    const args = ["--tableHost", "127.0.0.1", "--tablePort", "0", "--inMemoryPersistence", ...extraArgs];
+    const proc = spawn(binary, args, { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`no port reported: ${out}`)), 30_000);
+    proc.on("error", reject);
+    proc.stdout.on("data", (chunk) => {
+      const first = !/listening on http/.test(out);
+      out += chunk;
+      const m = /listening on http:\/\/([0-9.]+):(\d+)/.exec(out);
+      if (first && m) {
+        clearTimeout(timer);
+        resolve({
+          endpoint: `http://${m[1]}:${m[2]}/${account}`,
+          log: () => out.replace(/\x1b\[[0-9;]*m/g, ""),
+          stop: () => new Promise((done) => (proc.exitCode !== null ? done() : (proc.once("exit", done), proc.kill()))),
+        });
+      }
+    });
+  });
 }

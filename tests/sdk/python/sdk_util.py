@@ -114,7 +114,11 @@ def temp_dir(prefix: str = "aztable-sdk-"):
         yield d
 
 
-def start_server(binary: str, port: int, location: str, log_path: str, extra_args=()) -> subprocess.Popen:
+def start_server(
+    binary: str, port: int, location: str, log_path: str, extra_args=(), silent: bool = True
+) -> subprocess.Popen:
+    """Starts the server; with ``silent=False`` its access log (one line per request,
+    ``status=<code>``) goes to ``log_path`` too."""
     log = open(log_path, "ab")
     try:
         proc = subprocess.Popen(
@@ -126,7 +130,7 @@ def start_server(binary: str, port: int, location: str, log_path: str, extra_arg
                 str(port),
                 "--location",
                 location,
-                "--silent",
+                *(["--silent"] if silent else []),
                 *extra_args,
             ],
             stdout=log,

@@ -23,6 +23,7 @@ fn message(r: &Resp) -> String {
 fn assert_busy(r: &Resp, msg: &str) {
     assert_eq!(r.status, 503, "{}", r.body);
     assert_eq!(r.error_code(), "ServerBusy");
+    assert_eq!(r.header("x-ms-error-code").as_deref(), Some("ServerBusy"));
     assert_eq!(message(r), msg);
     assert_eq!(r.header("retry-after"), None, "the service sends no Retry-After");
 }
@@ -81,6 +82,7 @@ async fn a_burst_above_the_partition_rate_is_refused_and_writes_nothing() {
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
+    // every refusal was checked by `assert_busy`: 503, "ServerBusy" in body and header
     assert!(refused > 0, "300 writes in {elapsed:.2}s at 50/s: some must be refused");
     let allowed = 100.0 + 50.0 * elapsed + 1.0;
     assert!((written.len() as f64) <= allowed, "{} written in {elapsed:.2}s", written.len());
@@ -222,6 +224,7 @@ async fn an_after_write_fault_leaves_the_write_applied() {
     let r = c.insert("late", json!({"PartitionKey": "p", "RowKey": "r", "V": 1})).await;
     assert_eq!(r.status, 500, "{}", r.body);
     assert_eq!(r.error_code(), "OperationTimedOut");
+    assert_eq!(r.header("x-ms-error-code").as_deref(), Some("OperationTimedOut"));
     assert_eq!(message(&r), "Operation could not be completed within the specified time.");
     let got = c.get("late", "p", "r").await;
     assert_eq!(got.status, 200, "the write was applied");

@@ -474,14 +474,24 @@ mod tests {
 
     #[test]
     fn cpu_time_of_this_process() {
+        // Spin until the counter shows 30 ms of CPU (wall time alone says nothing on a
+        // loaded machine). Counted in the right unit, that takes at least 30 ms of wall
+        // time spread over the cores; a counter 1000x too large would get there at once,
+        // one 1000x too small never.
         let before = cpu_us(std::process::id()).expect("own /proc/PID/stat");
         let t = std::time::Instant::now();
         let mut x = 0u64;
-        while t.elapsed() < Duration::from_millis(60) {
-            x = x.wrapping_add(std::hint::black_box(1));
+        let mut after = before;
+        while after < before + 30_000 && t.elapsed() < Duration::from_secs(20) {
+            for _ in 0..100_000 {
+                x = x.wrapping_add(std::hint::black_box(1));
+            }
+            after = cpu_us(std::process::id()).expect("again");
         }
-        let after = cpu_us(std::process::id()).expect("again");
-        assert!(x > 0 && after >= before + 30_000, "busy 60 ms, counted {} us", after - before);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        let elapsed = t.elapsed();
+        assert!(x > 0 && after >= before + 30_000, "counted {} us in {elapsed:?}", after - before);
+        assert!(elapsed >= Duration::from_millis(30) / cores, "30 ms of CPU counted in {elapsed:?}");
         assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 4), Some(500.0));
         assert_eq!(cpu_per_request(Some(1_000), None, 4), None);
         assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 0), None);

@@ -74,6 +74,17 @@ pub struct Args {
     /// Needs HTTPS (--cert, --key).
     #[arg(long = "oauth", value_name = "LEVEL", value_parser = ["basic"])]
     pub oauth: Option<String>,
+
+    /// The partition advisor: counts what queries and writes do to each table's keys and
+    /// serves it at /_aztable/insight (HTML, or JSON) and /_aztable/metrics (Prometheus).
+    /// `off`: not counted, 404.
+    #[arg(long = "insight", value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    pub insight: String,
+
+    /// Log a warning for each page of a full table scan that examines more than N
+    /// entities (needs the advisor, --insight on).
+    #[arg(long = "warnFullScan", value_name = "N")]
+    pub warn_full_scan: Option<u64>,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -95,6 +106,10 @@ pub struct Config {
     pub keep_alive: std::time::Duration,
     /// `--oauth basic`.
     pub oauth: bool,
+    /// `--insight on` (the default).
+    pub insight: bool,
+    /// `--warnFullScan N`.
+    pub warn_full_scan: Option<u64>,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -149,6 +164,8 @@ impl Config {
             tls,
             keep_alive: std::time::Duration::from_secs(args.table_keep_alive_timeout),
             oauth: args.oauth.is_some(),
+            insight: args.insight == "on",
+            warn_full_scan: args.warn_full_scan,
         })
     }
 }
@@ -215,6 +232,17 @@ mod tests {
         assert_eq!(parse(&["--cert", "c.P12"]).unwrap().tls, pfx("c.P12", ""));
         assert!(parse(&["--cert", "c.pfx", "--key", "k.pem", "--pwd", "x"]).is_err());
         assert!(parse(&["--pwd", "x"]).is_err());
+    }
+
+    #[test]
+    fn insight_flags() {
+        let c = Config::from_args(Args::parse_from(["aztable"]), None).unwrap();
+        assert!(c.insight && c.warn_full_scan.is_none());
+        let args = Args::parse_from(["aztable", "--insight", "off", "--warnFullScan", "500"]);
+        let c = Config::from_args(args, None).unwrap();
+        assert!(!c.insight);
+        assert_eq!(c.warn_full_scan, Some(500));
+        assert!(Args::try_parse_from(["aztable", "--insight", "maybe"]).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod ctx;
 mod dispatch;
 mod error_response;
 mod handlers;
+mod insight;
 pub mod query;
 mod request;
 mod response;

@@ -8,6 +8,7 @@ mod batch;
 mod caller;
 mod entities;
 mod error;
+mod insight;
 mod tables;
 
 pub use batch::{BatchAction, BatchFailure, BatchOutcome};
@@ -25,11 +26,13 @@ pub struct TableService {
     /// Shared with the scans that run on the blocking pool ([`off_the_workers`]).
     parts: Arc<Partitions>,
     clock: MonotonicClock,
+    /// The partition advisor, told about every entity operation (`None`: `--insight off`).
+    insight: Option<Arc<crate::insight::Advisor>>,
 }
 
 impl TableService {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        TableService { parts: Arc::new(Partitions::new(store)), clock: MonotonicClock::new() }
+        TableService { parts: Arc::new(Partitions::new(store)), clock: MonotonicClock::new(), insight: None }
     }
 
     /// The service over a store that may hold data of an earlier build: brings its

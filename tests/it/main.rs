@@ -9,6 +9,7 @@ mod batch;
 mod connections;
 mod entities;
 mod errors;
+mod insight;
 mod oauth;
 mod persistence;
 mod tables;

@@ -1,11 +1,11 @@
 //! The report as one self-contained HTML page: no script, no external resource; the
 //! heat strips are inline SVG. Numbers are as of the request: reload to refresh.
 
-use super::report::{PartitionReport, Report, TableReport};
+use super::report::{Report, TableReport};
 use std::fmt::Write;
 
 /// Partitions drawn per table (the JSON report has every tracked one).
-const SHOWN_PARTITIONS: usize = 24;
+const SHOWN_PARTITIONS: usize = 12;
 /// Scans listed per table.
 const SHOWN_SCANS: usize = 10;
 /// Pixels per second in a heat strip.
@@ -28,7 +28,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// `12345` as `12,345`.
-fn num(n: u64) -> String {
+pub fn num(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -38,6 +38,15 @@ fn num(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// Examined per returned, as shown: whole above 100, "all" when nothing came back.
+fn ratio(r: f64, returned: u64) -> String {
+    match r {
+        _ if returned == 0 => format!("{} <span class=\"empty\">(0 returned)</span>", num(r as u64)),
+        r if r >= 100.0 => num(r as u64),
+        r => format!("{r:.1}"),
+    }
 }
 
 /// The heat levels: (entities per second below which the level applies, colour, legend).
@@ -84,6 +93,7 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space:
 td.pk, td.filter { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; word-break: break-all; }
 td.pk { max-width: 260px; }
 td.strip svg { display: block; }
+tr.whole td { background: #f8fafc; font-weight: 600; }
 .hotmark { color: #b91c1c; font-weight: 600; }
 .kind { font-size: 12px; white-space: nowrap; }
 .kind.full_scan { color: #b91c1c; font-weight: 600; }
@@ -180,6 +190,7 @@ fn table_section(out: &mut String, r: &Report, t: &TableReport) {
     );
     card(out, if t.queries.full_scan > 0 { "bad" } else { "" }, num(t.queries.full_scan), "full table scans");
     card(out, "", num(t.entities_written), "entities written");
+    card(out, "", format!("{}/s", num(u64::from(t.table_peak_per_second))), "whole table, peak");
     if let Some(p) = t.partitions.first() {
         let class = if p.hot {
             "bad"
@@ -231,6 +242,20 @@ fn partitions(out: &mut String, r: &Report, t: &TableReport) {
          <th class=\"n\">read</th><th class=\"n\">written</th></tr>",
         r.window_seconds / 60
     );
+    let _ = write!(
+        out,
+        "<tr class=\"whole\"><td><i>whole table</i></td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"strip\">",
+        num(u64::from(t.table_peak_per_second)),
+        num(u64::from(t.table_per_second.iter().rev().nth(1).copied().unwrap_or(0)))
+    );
+    strip(out, &t.table_per_second, "the whole table", width);
+    let read: u64 = t.partitions.iter().map(|p| p.entities_read).sum();
+    let _ = write!(
+        out,
+        "</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+        num(read),
+        num(t.entities_written)
+    );
     for p in t.partitions.iter().take(SHOWN_PARTITIONS) {
         let hot = if p.hot { " <span class=\"hotmark\" title=\"over the target\">▲</span>" } else { "" };
         let _ = write!(
@@ -240,7 +265,7 @@ fn partitions(out: &mut String, r: &Report, t: &TableReport) {
             num(u64::from(p.peak_per_second)),
             num(u64::from(p.last_second)),
         );
-        strip(out, p, width);
+        strip(out, &p.per_second, &p.partition_key, width);
         let _ = write!(
             out,
             "</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
@@ -264,14 +289,14 @@ fn partitions(out: &mut String, r: &Report, t: &TableReport) {
     }
 }
 
-/// One partition's last seconds as a row of coloured cells.
-fn strip(out: &mut String, p: &PartitionReport, width: u32) {
+/// Last seconds as a row of coloured cells.
+fn strip(out: &mut String, per_second: &[u32], what: &str, width: u32) {
     let _ = write!(
         out,
         "<svg class=\"heatstrip\" width=\"{width}\" height=\"16\" viewBox=\"0 0 {width} 16\" role=\"img\" aria-label=\"entities per second of {}\"><rect width=\"{width}\" height=\"16\" fill=\"#f1f5f9\"/>",
-        esc(&p.partition_key)
+        esc(what)
     );
-    for (i, &n) in p.per_second.iter().enumerate() {
+    for (i, &n) in per_second.iter().enumerate() {
         if n > 0 {
             let x = i as u32 * PX_PER_SEC;
             let _ = write!(
@@ -298,8 +323,8 @@ fn scans(out: &mut String, t: &TableReport) {
             if s.filter.is_empty() { "<i>(none: every entity)</i>".to_owned() } else { esc(&s.filter) };
         let _ = write!(
             out,
-            "<tr><td class=\"n\">{:.1}</td><td class=\"kind {}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"filter\">{filter}</td></tr>",
-            s.examined_per_returned,
+            "<tr><td class=\"n\">{}</td><td class=\"kind {}\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"filter\">{filter}</td></tr>",
+            ratio(s.examined_per_returned, s.returned),
             s.kind.as_str(),
             s.kind.label(),
             num(s.count),

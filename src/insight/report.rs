@@ -3,6 +3,7 @@
 //! they carry are worked out here.
 
 use super::classify::QueryKind;
+use super::html::num;
 use super::pattern::{Pattern, Trend};
 use super::series::WINDOW_SECS;
 use super::table::{TableSnapshot, MAX_FILTERS, MAX_PARTITIONS};
@@ -76,6 +77,9 @@ pub struct TableReport {
     pub returned: Counts,
     pub entities_written: u64,
     pub inserts: u64,
+    /// Entities per second of the whole table (read and written), as for a partition.
+    pub table_peak_per_second: u32,
+    pub table_per_second: Vec<u32>,
     /// The tracked scan filters, worst first (most examined per returned).
     pub scans: Vec<ScanReport>,
     /// The tracked partitions, busiest first (by peak entities per second).
@@ -219,6 +223,8 @@ fn table_report(now: u32, account: String, table: String, s: TableSnapshot) -> T
         returned: Counts::from(s.returned),
         entities_written: s.entities_written,
         inserts: s.inserts,
+        table_peak_per_second: s.rates.peak().1,
+        table_per_second: s.rates.window(now),
         scans,
         partitions,
         key_patterns,
@@ -289,10 +295,11 @@ fn findings(t: &TableReport) -> Vec<Finding> {
         out.push(Finding {
             kind: "hot-partition",
             message: format!(
-                "{} partition(s) went over {target} entities/s; '{}' peaked at {}/s.",
+                "{} partition(s) went over {} entities/s; '{}' peaked at {}/s.",
                 hot.len(),
+                num(u64::from(target)),
                 top.partition_key,
-                top.peak_per_second
+                num(u64::from(top.peak_per_second))
             ),
             advice: "One partition is served by one server, which the service throttles (503 \
                      ServerBusy) above about 2,000 entities/s. Make the PartitionKey finer: append \
@@ -306,10 +313,11 @@ fn findings(t: &TableReport) -> Vec<Finding> {
         out.push(Finding {
             kind: "warm-partition",
             message: format!(
-                "Partition '{}' peaked at {}/s, {}% of the {target}/s target.",
+                "Partition '{}' peaked at {}/s, {}% of the {}/s target.",
                 top.partition_key,
-                top.peak_per_second,
-                top.peak_per_second * 100 / target
+                num(u64::from(top.peak_per_second)),
+                top.peak_per_second * 100 / target,
+                num(u64::from(target))
             ),
             advice: "Leave headroom for growth: run a stress test of this partition at peak load, \
                      and plan a finer PartitionKey before it reaches the target."
@@ -317,10 +325,18 @@ fn findings(t: &TableReport) -> Vec<Finding> {
         });
     }
     for p in &t.key_patterns {
+        let range = if p.key == "PartitionKey" {
+            format!(
+                " The table peaked at {}/s, all of it at one end of the key range.",
+                num(u64::from(t.table_peak_per_second))
+            )
+        } else {
+            String::new()
+        };
         out.push(Finding {
             kind: p.pattern.as_str(),
             message: format!(
-                "{} {}: {} of {} inserts had a {} key than the previous one.",
+                "{} {}: {} of {} inserts had a {} key than the previous one.{range}",
                 p.key,
                 p.pattern.as_str(),
                 p.increasing.max(p.decreasing),
@@ -335,7 +351,9 @@ fn findings(t: &TableReport) -> Vec<Finding> {
             kind: "full-scan",
             message: format!(
                 "{} full table scan(s) examined {} entities and returned {}.",
-                t.queries.full_scan, t.examined.full_scan, t.returned.full_scan
+                num(t.queries.full_scan),
+                num(t.examined.full_scan),
+                num(t.returned.full_scan)
             ),
             advice: "A filter without a PartitionKey condition reads the whole table, page by page. \
                      Add the PartitionKey (and a RowKey range) to the filter, or keep a second copy \

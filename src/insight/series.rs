@@ -77,3 +77,79 @@ mod tests {
         assert_eq!(r.window(3 + 2 * WINDOW_SECS).iter().sum::<u32>(), 0);
     }
 }
+
+/// [`Rates`] without a lock, for counts every request of a table adds to: each slot
+/// packs (second, count) into one atomic word, updated by compare-and-swap.
+#[derive(Debug)]
+pub struct AtomicRates {
+    ring: Box<[std::sync::atomic::AtomicU64]>,
+    /// count << 32 | second of the busiest second, raised with `fetch_max`.
+    peak: std::sync::atomic::AtomicU64,
+}
+
+impl Default for AtomicRates {
+    fn default() -> Self {
+        let unused = u64::from(UNUSED);
+        AtomicRates {
+            ring: (0..WINDOW_SECS).map(|_| std::sync::atomic::AtomicU64::new(unused)).collect(),
+            peak: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+impl AtomicRates {
+    /// Counts `n` entities in second `sec`.
+    pub fn add(&self, sec: u32, n: u32) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let Some(slot) = self.ring.get((sec % WINDOW_SECS) as usize) else { return };
+        let mut cur = slot.load(Relaxed);
+        let count = loop {
+            let (s, c) = ((cur & 0xffff_ffff) as u32, (cur >> 32) as u32);
+            let count = if s == sec { c.saturating_add(n) } else { n };
+            match slot.compare_exchange_weak(cur, (u64::from(count) << 32) | u64::from(sec), Relaxed, Relaxed)
+            {
+                Ok(_) => break count,
+                Err(now) => cur = now,
+            }
+        };
+        self.peak.fetch_max((u64::from(count) << 32) | u64::from(sec), Relaxed);
+    }
+
+    /// A copy to read from.
+    pub fn snapshot(&self) -> Rates {
+        use std::sync::atomic::Ordering::Relaxed;
+        let ring = self
+            .ring
+            .iter()
+            .map(|s| {
+                let v = s.load(Relaxed);
+                ((v & 0xffff_ffff) as u32, (v >> 32) as u32)
+            })
+            .collect();
+        let p = self.peak.load(Relaxed);
+        Rates { ring, peak: ((p & 0xffff_ffff) as u32, (p >> 32) as u32) }
+    }
+}
+
+#[cfg(test)]
+mod atomic_tests {
+    use super::*;
+
+    #[test]
+    fn atomic_rates_count_like_rates_across_threads() {
+        let r = AtomicRates::default();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for i in 0..1000u32 {
+                        r.add(10 + i % 3, 1);
+                    }
+                });
+            }
+        });
+        r.add(12 + WINDOW_SECS, 5);
+        let snap = r.snapshot();
+        assert_eq!((snap.at(10), snap.at(11), snap.at(12), snap.at(12 + WINDOW_SECS)), (1336, 1332, 0, 5));
+        assert_eq!(snap.peak(), (10, 1336));
+    }
+}

@@ -9,7 +9,7 @@
 
 use super::classify::QueryKind;
 use super::pattern::Trend;
-use super::series::Rates;
+use super::series::{AtomicRates, Rates};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -101,6 +101,8 @@ pub struct TableStats {
     returned: [AtomicU64; 4],
     entities_written: AtomicU64,
     inserts: AtomicU64,
+    /// Entities per second of the whole table, read and written.
+    rates: AtomicRates,
     parts: Box<[Mutex<PartShard>]>,
     filters: Mutex<FilterShard>,
     pk_order: Mutex<PkOrder>,
@@ -135,6 +137,7 @@ pub struct TableSnapshot {
     pub filters_evicted: u64,
     pub pk_trend: Trend,
     pub rk_trend: Trend,
+    pub rates: Rates,
 }
 
 impl TableStats {
@@ -147,6 +150,7 @@ impl TableStats {
             returned: Default::default(),
             entities_written: AtomicU64::new(0),
             inserts: AtomicU64::new(0),
+            rates: AtomicRates::default(),
             parts: (0..PART_SHARDS).map(|_| Mutex::default()).collect(),
             filters: Mutex::default(),
             pk_order: Mutex::default(),
@@ -173,6 +177,7 @@ impl TableStats {
     pub fn touch(&self, pk: &str, sec: u32, reads: u32, writes: u32, inserted: Option<&str>) {
         let shard = fnv(pk.bytes(), FNV_START) as usize % PART_SHARDS;
         let Some(shard) = self.parts.get(shard) else { return };
+        self.rates.add(sec, reads + writes);
         let mut shard = lock(shard);
         let i = match shard.parts.iter().position(|p| p.pk == pk) {
             Some(i) => i,
@@ -269,6 +274,7 @@ impl TableStats {
             returned: load(&self.returned),
             entities_written: self.entities_written.load(Relaxed),
             inserts: self.inserts.load(Relaxed),
+            rates: self.rates.snapshot(),
             ..TableSnapshot::default()
         };
         for shard in self.parts.iter() {

@@ -89,6 +89,11 @@ impl Advisor {
                 return;
             }
         }
+        if self.tables.load(Relaxed) >= MAX_TABLES {
+            // full: no write lock for the requests to untracked tables
+            self.untracked_requests.fetch_add(1, Relaxed);
+            return;
+        }
         let mut tables = shard.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(t) = tables.iter().find(|t| t.is(account, table)) {
             f(t);

@@ -14,11 +14,13 @@ pub struct Rates {
     ring: Box<[(u32, u32)]>,
     /// The busiest second so far and its count.
     peak: (u32, u32),
+    /// Seconds before this one are forgotten ([`Rates::reset`]).
+    since: u32,
 }
 
 impl Default for Rates {
     fn default() -> Self {
-        Rates { ring: vec![(UNUSED, 0); WINDOW_SECS as usize].into_boxed_slice(), peak: (0, 0) }
+        Rates { ring: vec![(UNUSED, 0); WINDOW_SECS as usize].into_boxed_slice(), peak: (0, 0), since: 0 }
     }
 }
 
@@ -35,11 +37,21 @@ impl Rates {
         }
     }
 
-    /// Entities in second `sec` (0 if it is out of the window).
+    /// Entities in second `sec` (0 if it is out of the window or before a reset).
     pub fn at(&self, sec: u32) -> u32 {
         match self.ring.get((sec % WINDOW_SECS) as usize) {
-            Some(&(s, n)) if s == sec => n,
+            Some(&(s, n)) if s == sec && sec >= self.since => n,
             _ => 0,
+        }
+    }
+
+    /// Forgets every count, from second `now` on, in O(1): slots of earlier seconds are
+    /// ignored (and overwritten when their second comes round), only `now`'s is cleared.
+    pub fn reset(&mut self, now: u32) {
+        self.since = now;
+        self.peak = (now, 0);
+        if let Some(slot) = self.ring.get_mut((now % WINDOW_SECS) as usize) {
+            *slot = (UNUSED, 0);
         }
     }
 
@@ -75,6 +87,13 @@ mod tests {
         r.add(3 + WINDOW_SECS, 1);
         assert_eq!((r.at(3), r.at(3 + WINDOW_SECS), r.peak()), (0, 1, (3, 7)));
         assert_eq!(r.window(3 + 2 * WINDOW_SECS).iter().sum::<u32>(), 0);
+        // a reset forgets the past and the current second, and keeps counting
+        r.add(3 + WINDOW_SECS + 1, 4);
+        r.reset(3 + WINDOW_SECS + 1);
+        assert_eq!((r.at(3 + WINDOW_SECS), r.at(3 + WINDOW_SECS + 1), r.peak().1), (0, 0, 0));
+        r.add(3 + WINDOW_SECS + 1, 2);
+        assert_eq!((r.at(3 + WINDOW_SECS + 1), r.peak()), (2, (3 + WINDOW_SECS + 1, 2)));
+        assert_eq!(r.window(3 + WINDOW_SECS + 1).iter().sum::<u32>(), 2);
     }
 }
 
@@ -127,7 +146,7 @@ impl AtomicRates {
             })
             .collect();
         let p = self.peak.load(Relaxed);
-        Rates { ring, peak: ((p & 0xffff_ffff) as u32, (p >> 32) as u32) }
+        Rates { ring, peak: ((p & 0xffff_ffff) as u32, (p >> 32) as u32), since: 0 }
     }
 }
 

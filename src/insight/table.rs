@@ -33,8 +33,10 @@ pub struct PartStats {
     /// Second tracking began.
     pub since: u32,
     pub rates: Rates,
-    /// The RowKey of the last insert, and the order of inserted RowKeys.
+    /// The RowKey of the last insert (when `has_last_rk`), and the order of inserted
+    /// RowKeys.
     last_rk: Option<String>,
+    has_last_rk: bool,
     pub rk_trend: Trend,
 }
 
@@ -48,8 +50,26 @@ impl PartStats {
             since,
             rates: Rates::default(),
             last_rk: None,
+            has_last_rk: false,
             rk_trend: Trend::default(),
         }
+    }
+
+    /// Makes this entry partition `pk`'s, reusing its memory (an eviction happens on
+    /// every request of a table with many partitions: no allocation there).
+    fn reuse_for(&mut self, pk: &str, since: u32, inherited: u64) {
+        self.pk.clear();
+        self.pk.push_str(pk);
+        self.reads = 0;
+        self.writes = 0;
+        self.inherited = inherited;
+        self.since = since;
+        self.rates.reset(since);
+        if let Some(rk) = &mut self.last_rk {
+            rk.clear();
+        }
+        self.has_last_rk = false;
+        self.rk_trend = Trend::default();
     }
 
     fn score(&self) -> u64 {
@@ -190,7 +210,9 @@ impl TableStats {
                     return;
                 };
                 let inherited = least.score();
-                shard.parts[i] = PartStats::new(pk, sec, inherited);
+                if let Some(p) = shard.parts.get_mut(i) {
+                    p.reuse_for(pk, sec, inherited);
+                }
                 shard.evicted += 1;
                 i
             }
@@ -202,12 +224,15 @@ impl TableStats {
         if let Some(rk) = inserted {
             match &mut p.last_rk {
                 Some(last) => {
-                    p.rk_trend.step(last, rk);
+                    if p.has_last_rk {
+                        p.rk_trend.step(last, rk);
+                    }
                     last.clear();
                     last.push_str(rk);
                 }
                 None => p.last_rk = Some(rk.to_owned()),
             }
+            p.has_last_rk = true;
         }
     }
 

@@ -139,5 +139,29 @@ fn auth(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, keys, odata, filter, batch, auth);
+/// The partition advisor's cost per operation: a point read of a tracked partition, and
+/// an insert into a new partition of a table whose partition slots are full (each one
+/// evicts the least busy entry).
+fn insight(c: &mut Criterion) {
+    use aztable::insight::{Advisor, InsightOptions};
+    let mut g = c.benchmark_group("insight");
+    let a = Advisor::new(InsightOptions::default());
+    for i in 0..1000 {
+        a.wrote("devstoreaccount1", "people", &format!("p{i:04}"), [("r", true)]);
+    }
+    g.bench_function("point_read", |b| {
+        b.iter(|| a.point_read(black_box("devstoreaccount1"), black_box("people"), black_box("p0500")))
+    });
+    let mut n = 0u64;
+    g.bench_function("insert_new_partition", |b| {
+        b.iter(|| {
+            n += 1;
+            let pk = format!("{n:016}");
+            a.wrote(black_box("devstoreaccount1"), black_box("events"), &pk, [("0", true)]);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, keys, odata, filter, batch, auth, insight);
 criterion_main!(benches);

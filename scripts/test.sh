@@ -2,7 +2,8 @@
 # Runs every check and test: formatting, clippy, the layering rules
 # (scripts/check-layers.sh), a check of the fuzz crate, then cargo test (unit tests,
 # black-box tests against the real server on RocksDB), then the Python and JavaScript
-# SDK conformance suites against a freshly started server. This is the README's test
+# SDK conformance suites against a freshly started server, then the partition advisor's
+# page in headless Chromium (tests/browser). This is the README's test
 # command; .ci/run calls it. Each phase prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,3 +42,7 @@ sdk_suites() {
 }
 # The SDK conformance suites install their pinned SDKs if missing.
 phase "sdk suites" sdk_suites
+
+# The advisor's page (/_aztable/insight) rendered by headless Chromium; skipped only
+# when no Chromium is installed (.ci/run installs it).
+phase "browser" python3 tests/browser/insight_page.py "$CARGO_TARGET_DIR/debug/aztable"

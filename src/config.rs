@@ -118,6 +118,16 @@ pub struct Args {
     /// Env: AZTABLE_FAULT_AFTER_WRITE_RATE.
     #[arg(long = "faultAfterWriteRate", value_name = "FRACTION", env = "AZTABLE_FAULT_AFTER_WRITE_RATE")]
     pub fault_after_write_rate: Option<f64>,
+    /// The partition advisor: counts what queries and writes do to each table's keys and
+    /// serves it at /_aztable/insight (HTML, or JSON) and /_aztable/metrics (Prometheus).
+    /// `off`: not counted, 404.
+    #[arg(long = "insight", value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    pub insight: String,
+
+    /// Log a warning for each page of a full table scan that examines more than N
+    /// entities (needs the advisor, --insight on).
+    #[arg(long = "warnFullScan", value_name = "N")]
+    pub warn_full_scan: Option<u64>,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -143,6 +153,10 @@ pub struct Config {
     pub throttle: Option<crate::service::throttle::Rates>,
     /// `--faultRate` and friends, validated: faults injected, if any.
     pub faults: Option<crate::fault::FaultSpec>,
+    /// `--insight on` (the default).
+    pub insight: bool,
+    /// `--warnFullScan N`.
+    pub warn_full_scan: Option<u64>,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -206,6 +220,8 @@ impl Config {
             oauth: args.oauth.is_some(),
             throttle: throttle_rates(args.throttle, args.partition_rate, args.account_rate),
             faults,
+            insight: args.insight == "on",
+            warn_full_scan: args.warn_full_scan,
         })
     }
 }
@@ -314,6 +330,17 @@ mod tests {
         let e = parse(&["--faultRate", "0.5", "--faultOps", "InsertEntity,Nope"]).unwrap_err();
         assert!(e.contains("'Nope'"), "{e}");
         assert!(parse(&["--faultOps", "InsertEntity"]).is_err(), "a filter without a rate");
+    }
+
+    #[test]
+    fn insight_flags() {
+        let c = Config::from_args(Args::parse_from(["aztable"]), None).unwrap();
+        assert!(c.insight && c.warn_full_scan.is_none());
+        let args = Args::parse_from(["aztable", "--insight", "off", "--warnFullScan", "500"]);
+        let c = Config::from_args(args, None).unwrap();
+        assert!(!c.insight);
+        assert_eq!(c.warn_full_scan, Some(500));
+        assert!(Args::try_parse_from(["aztable", "--insight", "maybe"]).is_err());
     }
 
     #[test]

@@ -4,13 +4,14 @@
 //! `docs/ARCHITECTURE.md`:
 //!
 //! ```text
-//! http ──► service, auth, batch, endpoint, odata, filter, settings, model, error
+//! http ──► service, auth, batch, endpoint, odata, filter, settings, insight, model, error
 //!                                                   (the only place axum appears)
-//! service ──► partition, filter, settings, model, error   (store: its trait, its error)
+//! service ──► partition, filter, settings, insight, model, error   (store: its trait, its error)
 //! partition ──► store, model
 //! store ──► model                                   (the only place rocksdb appears)
 //! auth ──► endpoint;  batch ──► endpoint, odata     (pure: no I/O, no async)
 //! auth, batch, endpoint, filter, odata, settings ──► model, error
+//! insight ──► filter, model                        (pure: counters, no I/O, no async)
 //! error ──► model
 //! ```
 //!
@@ -27,6 +28,8 @@
 //! - [`filter`]: the `$filter` language: parse, evaluate, plan key ranges (pure).
 //! - [`settings`]: table ACLs, service properties and CORS rules as their XML bodies.
 //! - [`http`]: axum front end: dispatch, handlers that translate, response rendering.
+//! - [`insight`]: the partition advisor: what queries and writes do to each table's
+//!   key space, as a report (JSON, an HTML page, Prometheus metrics).
 //! - [`service`]: one function per REST operation; the SAS key range of a caller.
 //! - [`partition`]: the partition server: writers' turns, transactions, reads, scans.
 //! - [`store`]: ordered key/value storage (RocksDB or memory).
@@ -39,6 +42,7 @@ pub mod error;
 pub mod fault;
 pub mod filter;
 pub mod http;
+pub mod insight;
 pub mod model;
 pub mod odata;
 pub mod partition;

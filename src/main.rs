@@ -4,6 +4,7 @@
 use aztable::auth::Accounts;
 use aztable::config::{Args, Config};
 use aztable::http::{load_tls_config, serve, AppState, HttpOptions};
+use aztable::insight::{Advisor, InsightOptions};
 use aztable::service::TableService;
 use aztable::store::Store;
 use clap::Parser;
@@ -104,6 +105,16 @@ async fn run(config: Config) -> Result<(), String> {
     let service = TableService::open(store)
         .map_err(|e| format!("cannot upgrade the data directory: {e}"))?
         .with_throttle(config.throttle.map(aztable::service::throttle::Throttle::new));
+    let advisor = config.insight.then(|| {
+        Arc::new(Advisor::new(InsightOptions {
+            open: config.listen.ip().is_loopback(),
+            warn_full_scan: config.warn_full_scan,
+        }))
+    });
+    let service = match &advisor {
+        Some(a) => service.with_insight(Arc::clone(a)),
+        None => service,
+    };
     let state = Arc::new(AppState {
         service,
         accounts,
@@ -133,9 +144,15 @@ async fn run(config: Config) -> Result<(), String> {
     }
     log_test_modes(&config);
     tracing::info!("aztable listening on {scheme}://{addr}");
+    if advisor.is_some() {
+        tracing::info!("partition advisor at {scheme}://{addr}/_aztable/insight");
+    }
     serve(listener, Arc::clone(&state), tls, config.keep_alive, shutdown_signal())
         .await
         .map_err(|e| e.to_string())?;
+    if let Some(a) = &advisor {
+        a.summary_lines().iter().for_each(|line| tracing::info!("{line}"));
+    }
     tracing::info!("shutting down: flushing the store");
     state.service.flush().map_err(|e| e.to_string())?;
     drop(state);

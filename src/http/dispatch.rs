@@ -79,6 +79,10 @@ struct AccountRef {
 pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Body>) -> Response {
     let started = Instant::now();
     let (parts, body) = req.into_parts();
+    if super::insight::is_admin_path(parts.uri.path()) {
+        // the partition advisor's pages: no account, no version
+        return super::insight::serve(&state, &parts);
+    }
     let mut ctx = RequestCtx {
         request_id: ctx::new_request_id(),
         version: ctx::LATEST_VERSION.to_owned(),

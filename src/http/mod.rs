@@ -8,6 +8,7 @@ mod dispatch;
 mod error_response;
 mod fault;
 mod handlers;
+mod insight;
 pub mod query;
 mod request;
 mod response;

@@ -91,7 +91,22 @@ impl TableService {
         }
         // a batch of N operations costs N, refused whole (top-level 503) when short
         self.admit(caller.account, table, Some(&pk), actions.len()).map_err(|e| fail(0, e))?;
-        self.parts
+        // the advisor's view of the change set: each RowKey, and whether it inserts
+        let noted: Option<Vec<(String, bool)>> = self.insight_on().then(|| {
+            actions
+                .iter()
+                .map(|a| {
+                    let inserts = match a {
+                        BatchAction::Insert(_) => true,
+                        BatchAction::Update(_, c) | BatchAction::Merge(_, c) => *c == Condition::Upsert,
+                        BatchAction::Delete { .. } => false,
+                    };
+                    (a.keys().1.to_owned(), inserts)
+                })
+                .collect()
+        });
+        let out = self
+            .parts
             .transact_in_turn(caller.account, table, &pk, |txn| {
                 // Inserts into a new partition then need no lookup per row.
                 txn.learn_absent(&pk, actions.iter().map(|a| a.keys().1)).map_err(|e| fail(0, e.into()))?;
@@ -107,8 +122,12 @@ impl TableService {
                     };
                     out.push(r.map_err(|e| fail(i, e))?);
                 }
-                Ok(out)
+                Ok::<_, BatchFailure>(out)
             })
-            .await
+            .await?;
+        if let Some(rows) = &noted {
+            self.note_write(caller.account, table, &pk, rows.iter().map(|(rk, ins)| (rk.as_str(), *ins)));
+        }
+        Ok(out)
     }
 }

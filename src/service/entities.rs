@@ -45,6 +45,8 @@ pub struct QueryEntities {
 pub struct EntityPage {
     pub entities: Vec<Entity>,
     pub next: Option<(String, String)>,
+    /// Entities the page examined (read and shown to the filter).
+    pub examined: usize,
 }
 
 /// Entities examined per page before the page is cut with a continuation (bounds the
@@ -100,7 +102,9 @@ impl TableService {
         let caller = caller.into();
         caller.check_row(pk, rk)?;
         self.admit(caller.account, table, Some(pk), 1)?;
-        self.parts.get_entity(caller.account, table, pk, rk)?.ok_or(ServiceError::ResourceNotFound)
+        let found = self.parts.get_entity(caller.account, table, pk, rk)?;
+        self.note_point_read(caller.account, table, pk);
+        found.ok_or(ServiceError::ResourceNotFound)
     }
 
     /// Query Entities: a page of the entities matching the filter, in key order. The
@@ -141,22 +145,27 @@ impl TableService {
     ) -> Result<EntityPage, ServiceError> {
         let mut page = query_page(&self.parts, caller, table, &q, EXAMINED_IN_PLACE)?;
         if page.entities.len() >= q.top {
+            self.note_query(caller.account, table, q.filter.as_ref(), &page);
             return Ok(page);
         }
         let Some(next) = page.next.take() else {
+            self.note_query(caller.account, table, q.filter.as_ref(), &page);
             return Ok(page);
         };
         // stopped by the in-place budget (or the clock): the rest of the page, from there
-        let rest = QueryEntities { start: Some(next), top: q.top - page.entities.len(), filter: q.filter };
-        let (parts, table) = (Arc::clone(&self.parts), table.to_owned());
+        let rest =
+            QueryEntities { start: Some(next), top: q.top - page.entities.len(), filter: q.filter.clone() };
+        let (parts, table_name) = (Arc::clone(&self.parts), table.to_owned());
         let (account, rows) = (caller.account.to_owned(), caller.rows.cloned());
         let rest = super::off_the_workers(move || {
             let caller = Caller { account: &account, rows: rows.as_ref() };
-            query_page(&parts, caller, &table, &rest, MAX_EXAMINED_PER_PAGE - EXAMINED_IN_PLACE)
+            query_page(&parts, caller, &table_name, &rest, MAX_EXAMINED_PER_PAGE - EXAMINED_IN_PLACE)
         })
         .await?;
         page.entities.extend(rest.entities);
         page.next = rest.next;
+        page.examined += rest.examined;
+        self.note_query(caller.account, table, q.filter.as_ref(), &page);
         Ok(page)
     }
 
@@ -254,6 +263,7 @@ fn query_page(
     if !scanned {
         parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
     }
+    page.examined = examined;
     Ok(page)
 }
 
@@ -268,7 +278,9 @@ impl TableService {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.admit(account, table, Some(&pk), 1)?;
-        self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new)).await
+        let e = self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new)).await?;
+        self.note_write(account, table, &e.partition_key, [(e.row_key.as_str(), true)]);
+        Ok(e)
     }
 
     /// Update Entity (replace) or, with [`Condition::Upsert`], Insert Or Replace Entity.
@@ -282,7 +294,10 @@ impl TableService {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.admit(account, table, Some(&pk), 1)?;
-        self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond)).await
+        let e =
+            self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond)).await?;
+        self.note_write(account, table, &e.partition_key, [(e.row_key.as_str(), *cond == Condition::Upsert)]);
+        Ok(e)
     }
 
     /// Merge Entity or, with [`Condition::Upsert`], Insert Or Merge Entity: sent
@@ -297,7 +312,10 @@ impl TableService {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.admit(account, table, Some(&pk), 1)?;
-        self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond)).await
+        let e =
+            self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond)).await?;
+        self.note_write(account, table, &e.partition_key, [(e.row_key.as_str(), *cond == Condition::Upsert)]);
+        Ok(e)
     }
 
     /// Delete Entity; `cond` must be [`Condition::Exists`] or [`Condition::Etag`].
@@ -311,7 +329,9 @@ impl TableService {
     ) -> Result<(), ServiceError> {
         let Caller { account, .. } = caller.into().admits(pk, rk)?;
         self.admit(account, table, Some(pk), 1)?;
-        self.parts.transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond)).await
+        self.parts.transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond)).await?;
+        self.note_write(account, table, pk, [(rk, false)]);
+        Ok(())
     }
 
     /// Insert inside a partition transaction.

@@ -8,6 +8,7 @@ mod batch;
 mod caller;
 mod entities;
 mod error;
+mod insight;
 mod tables;
 pub mod throttle;
 
@@ -28,11 +29,18 @@ pub struct TableService {
     clock: MonotonicClock,
     /// `--throttle`: the scalability targets; `None` (the default) costs one check.
     throttle: Option<throttle::Throttle>,
+    /// The partition advisor, told about every entity operation (`None`: `--insight off`).
+    insight: Option<Arc<crate::insight::Advisor>>,
 }
 
 impl TableService {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        TableService { parts: Arc::new(Partitions::new(store)), clock: MonotonicClock::new(), throttle: None }
+        TableService {
+            parts: Arc::new(Partitions::new(store)),
+            clock: MonotonicClock::new(),
+            throttle: None,
+            insight: None,
+        }
     }
 
     /// The service with the scalability targets enforced (see [`throttle`]), or not.

@@ -21,6 +21,8 @@ pub struct TestServer {
     pub port: u16,
     pub data_dir: Option<std::path::PathBuf>,
     _tmp: Option<tempfile::TempDir>,
+    /// The lines the server printed on stdout (its log), as they come.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl TestServer {
@@ -59,14 +61,32 @@ impl TestServer {
         TestServer::spawn(cmd, None)
     }
 
+    /// Starts a server with exactly these flags (none added: give `--tablePort 0`).
+    pub fn start_raw(args: &[&str]) -> TestServer {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aztable"));
+        cmd.args(args).env("AZTABLE_LOG", "info").stdout(Stdio::piped()).stderr(Stdio::inherit());
+        TestServer::spawn(cmd, None)
+    }
+
+    /// The log lines printed so far that contain `needle`.
+    pub fn log_lines(&self, needle: &str) -> Vec<String> {
+        let log = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        log.iter().filter(|l| l.contains(needle)).cloned().collect()
+    }
+
     fn spawn(mut cmd: Command, data_dir: Option<std::path::PathBuf>) -> TestServer {
         let mut child = cmd.spawn().expect("spawn aztable");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = std::sync::Arc::clone(&log);
         std::thread::spawn(move || {
             let mut sent = false;
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                if let Ok(mut kept) = kept.lock() {
+                    kept.push(line.clone());
+                }
                 if !sent {
                     // "listening on http://…" or "https://…"
                     if let Some(i) = line.find("listening on http") {
@@ -81,7 +101,7 @@ impl TestServer {
             }
         });
         let port = rx.recv_timeout(Duration::from_secs(60)).expect("server did not report its port");
-        TestServer { child: Some(child), port, data_dir, _tmp: None }
+        TestServer { child: Some(child), port, data_dir, _tmp: None, log }
     }
 
     pub fn endpoint(&self) -> String {

@@ -1,0 +1,99 @@
+//! The partition advisor's admin pages, routed by [`super::dispatch`] before any
+//! account is resolved (account names are 3–24 lowercase letters and digits, so no
+//! account can be called `_aztable`):
+//!
+//! - `GET /_aztable/insight`: the report as an HTML page, or as JSON with
+//!   `Accept: application/json` (or `?format=json`);
+//! - `GET /_aztable/metrics`: Prometheus text format.
+//!
+//! Open when the server listens on loopback only; otherwise the request must carry an
+//! account key, as `?key=<base64 key>` (percent-encoded) or an `x-aztable-key` header.
+//! `--insight off`: 404.
+
+use super::request::header;
+use super::response::build;
+use super::AppState;
+use axum::response::Response;
+use base64::Engine;
+use http::request::Parts;
+use http::StatusCode;
+
+/// Whether `path` is an admin path.
+pub(super) fn is_admin_path(path: &str) -> bool {
+    path == "/_aztable" || path.starts_with("/_aztable/")
+}
+
+fn text(status: StatusCode, body: &str) -> Response {
+    build(status, &[("content-type", "text/plain; charset=utf-8".into())], body.as_bytes().to_vec())
+}
+
+/// Answers an admin request.
+pub(super) fn serve(state: &AppState, parts: &Parts) -> Response {
+    let Some(advisor) = state.service.insight() else {
+        return text(StatusCode::NOT_FOUND, "The partition advisor is off (--insight off).\n");
+    };
+    if parts.method != http::Method::GET && parts.method != http::Method::HEAD {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "Only GET is served here.\n");
+    }
+    if !advisor.options().open && !carries_account_key(state, parts) {
+        return text(
+            StatusCode::FORBIDDEN,
+            "The server listens beyond loopback: pass an account key as ?key=<base64 key, \
+             percent-encoded> or in an x-aztable-key header.\n",
+        );
+    }
+    let query = parts.uri.query().unwrap_or("");
+    let no_store = ("cache-control", "no-store".to_owned());
+    match parts.uri.path() {
+        "/_aztable/insight" | "/_aztable/insight/" => {
+            let report = advisor.report();
+            let json = header(&parts.headers, "accept").is_some_and(|a| a.contains("application/json"))
+                || form_urlencoded::parse(query.as_bytes()).any(|(k, v)| k == "format" && v == "json");
+            if json {
+                let body = serde_json::to_vec_pretty(&report).unwrap_or_default();
+                build(StatusCode::OK, &[("content-type", "application/json".into()), no_store], body)
+            } else {
+                let headers = [
+                    ("content-type", "text/html; charset=utf-8".to_owned()),
+                    no_store,
+                    // self-contained: nothing is fetched, nothing runs
+                    ("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'".to_owned()),
+                ];
+                build(StatusCode::OK, &headers, crate::insight::html::render(&report).into_bytes())
+            }
+        }
+        "/_aztable/metrics" => {
+            let body = crate::insight::prom::render(&advisor.report());
+            build(
+                StatusCode::OK,
+                &[("content-type", "text/plain; version=0.0.4; charset=utf-8".into()), no_store],
+                body.into_bytes(),
+            )
+        }
+        _ => text(StatusCode::NOT_FOUND, "Admin pages: /_aztable/insight, /_aztable/metrics.\n"),
+    }
+}
+
+/// Whether the request carries the key of one of the server's accounts.
+fn carries_account_key(state: &AppState, parts: &Parts) -> bool {
+    let from_query = form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+        .find(|(k, _)| k == "key")
+        // form decoding turns a base64 '+' left unencoded into a space
+        .map(|(_, v)| v.replace(' ', "+"));
+    let given = from_query.or_else(|| header(&parts.headers, "x-aztable-key").map(str::to_owned));
+    let Some(key) = given.and_then(|k| base64::engine::general_purpose::STANDARD.decode(k.trim()).ok())
+    else {
+        return false;
+    };
+    state
+        .accounts
+        .names()
+        .iter()
+        .filter_map(|n| state.accounts.get(n))
+        .any(|account| account.keys.iter().any(|k| constant_time_eq(k, &key)))
+}
+
+/// Compares without stopping at the first difference.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

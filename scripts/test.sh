@@ -46,3 +46,7 @@ phase "sdk suites" sdk_suites
 # The advisor's page (/_aztable/insight) rendered by headless Chromium; skipped only
 # when no Chromium is installed (.ci/run installs it).
 phase "browser" python3 tests/browser/insight_page.py "$CARGO_TARGET_DIR/debug/aztable"
+
+# Every fuzz target for 10 seconds, instrumented for coverage (scripts/fuzz.sh; the
+# build goes to "$CARGO_TARGET_DIR-fuzz" and the corpus grows in ~/.cache/aztable).
+phase "fuzz smoke" scripts/fuzz.sh 10

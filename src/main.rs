@@ -3,7 +3,7 @@
 
 use aztable::auth::Accounts;
 use aztable::config::{Args, Config};
-use aztable::http::{load_tls_config, serve, AppState, HttpOptions};
+use aztable::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions};
 use aztable::service::TableService;
 use aztable::store::Store;
 use clap::Parser;
@@ -115,6 +115,12 @@ async fn run(config: Config) -> Result<(), String> {
             oauth: config.oauth,
             keep_alive: http::HeaderValue::from_str(&format!("timeout={}", config.keep_alive.as_secs())).ok(),
             faults: config.faults.clone().map(|f| Arc::new(aztable::fault::Faults::new(f))),
+            limits: aztable::http::limits::RequestLimits {
+                body_grace: config.body_read_timeout,
+                min_body_rate: config.min_body_rate,
+                request_timeout: config.request_timeout,
+                body_budget: Arc::new(aztable::http::limits::BodyBudget::new(config.max_inflight_body_bytes)),
+            },
         },
     });
     let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
@@ -133,7 +139,12 @@ async fn run(config: Config) -> Result<(), String> {
     }
     log_test_modes(&config);
     tracing::info!("aztable listening on {scheme}://{addr}");
-    serve(listener, Arc::clone(&state), tls, config.keep_alive, shutdown_signal())
+    let conn_limits = ConnLimits {
+        keep_alive: config.keep_alive,
+        max_connections: config.max_connections,
+        shutdown_grace: config.shutdown_timeout,
+    };
+    serve(listener, Arc::clone(&state), tls, conn_limits, shutdown_signal())
         .await
         .map_err(|e| e.to_string())?;
     tracing::info!("shutting down: flushing the store");

@@ -138,13 +138,14 @@ async fn run(config: Config) -> Result<(), String> {
         tracing::info!("OAuth bearer tokens accepted (--oauth basic: signatures are NOT verified)");
     }
     log_test_modes(&config);
+    let shutdown = shutdown_signal();
     tracing::info!("aztable listening on {scheme}://{addr}");
     let conn_limits = ConnLimits {
         keep_alive: config.keep_alive,
         max_connections: config.max_connections,
         shutdown_grace: config.shutdown_timeout,
     };
-    serve(listener, Arc::clone(&state), tls, conn_limits, shutdown_signal())
+    serve(listener, Arc::clone(&state), tls, conn_limits, shutdown)
         .await
         .map_err(|e| e.to_string())?;
     tracing::info!("shutting down: flushing the store");
@@ -172,23 +173,30 @@ fn log_test_modes(config: &Config) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGTERM or SIGINT. The handlers are registered when this is called, not
+/// when the future is first polled: a signal sent as soon as the "listening" line
+/// appears must start a clean shutdown, not kill the process.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let handlers = signal(SignalKind::terminate()).and_then(|t| Ok((t, signal(SignalKind::interrupt())?)));
+        async move {
+            match handlers {
+                Ok((mut term, mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {},
+                        _ = int.recv() => {},
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

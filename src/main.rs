@@ -145,9 +145,7 @@ async fn run(config: Config) -> Result<(), String> {
         max_connections: config.max_connections,
         shutdown_grace: config.shutdown_timeout,
     };
-    serve(listener, Arc::clone(&state), tls, conn_limits, shutdown)
-        .await
-        .map_err(|e| e.to_string())?;
+    serve(listener, Arc::clone(&state), tls, conn_limits, shutdown).await.map_err(|e| e.to_string())?;
     tracing::info!("shutting down: flushing the store");
     state.service.flush().map_err(|e| e.to_string())?;
     drop(state);
@@ -180,7 +178,8 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let handlers = signal(SignalKind::terminate()).and_then(|t| Ok((t, signal(SignalKind::interrupt())?)));
+        let handlers =
+            signal(SignalKind::terminate()).and_then(|t| Ok((t, signal(SignalKind::interrupt())?)));
         async move {
             match handlers {
                 Ok((mut term, mut int)) => {

@@ -128,6 +128,41 @@ pub struct Args {
     /// entities (needs the advisor, --insight on).
     #[arg(long = "warnFullScan", value_name = "N")]
     pub warn_full_scan: Option<u64>,
+
+    /// Connections served at once; one more is closed as soon as it is accepted. Lowered
+    /// at startup to fit the open-file limit (`ulimit -n`) less 128.
+    #[arg(long = "maxConnections", value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+
+    /// Request body bytes buffered at once over all requests; a body that would pass it
+    /// is answered 503 ServerBusy. At least one largest body (4 MiB) is sensible.
+    #[arg(long = "maxInflightBodyBytes", value_name = "BYTES", default_value_t = 256 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_inflight_body_bytes: u64,
+
+    /// Seconds a request body may take before --minBodyRate applies; a body that falls
+    /// behind is cut off (408 RequestTimeout, connection closed).
+    #[arg(long = "bodyReadTimeout", value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_read_timeout: u64,
+
+    /// Bytes per second a request body must average after --bodyReadTimeout.
+    #[arg(long = "minBodyRate", value_name = "BYTES", default_value_t = 4096,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_body_rate: u64,
+
+    /// Seconds from a request's head to its answer: a body still arriving is cut off
+    /// (408), a request still running is answered 500 OperationTimedOut.
+    #[arg(long = "requestTimeout", value_name = "SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub request_timeout: u64,
+
+    /// Seconds in-flight requests have to finish after SIGTERM/SIGINT; then the
+    /// connections left are cut, the store is flushed and closed, and the server exits.
+    #[arg(long = "shutdownTimeout", value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub shutdown_timeout: u64,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -157,6 +192,18 @@ pub struct Config {
     pub insight: bool,
     /// `--warnFullScan N`.
     pub warn_full_scan: Option<u64>,
+    /// `--maxConnections`.
+    pub max_connections: usize,
+    /// `--maxInflightBodyBytes`.
+    pub max_inflight_body_bytes: usize,
+    /// `--bodyReadTimeout`: the grace before `--minBodyRate` applies.
+    pub body_read_timeout: std::time::Duration,
+    /// `--minBodyRate`, bytes per second.
+    pub min_body_rate: u64,
+    /// `--requestTimeout`.
+    pub request_timeout: std::time::Duration,
+    /// `--shutdownTimeout`.
+    pub shutdown_timeout: std::time::Duration,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -222,6 +269,12 @@ impl Config {
             faults,
             insight: args.insight == "on",
             warn_full_scan: args.warn_full_scan,
+            max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+            max_inflight_body_bytes: usize::try_from(args.max_inflight_body_bytes).unwrap_or(usize::MAX),
+            body_read_timeout: std::time::Duration::from_secs(args.body_read_timeout),
+            min_body_rate: args.min_body_rate,
+            request_timeout: std::time::Duration::from_secs(args.request_timeout),
+            shutdown_timeout: std::time::Duration::from_secs(args.shutdown_timeout),
         })
     }
 }
@@ -341,6 +394,38 @@ mod tests {
         assert!(!c.insight);
         assert_eq!(c.warn_full_scan, Some(500));
         assert!(Args::try_parse_from(["aztable", "--insight", "maybe"]).is_err());
+    }
+
+    #[test]
+    fn limit_flags_and_their_defaults() {
+        let parse = |extra: &[&str]| {
+            let args = Args::try_parse_from([&["aztable"], extra].concat()).map_err(|e| e.to_string())?;
+            Config::from_args(args, None)
+        };
+        let c = parse(&[]).unwrap();
+        assert_eq!((c.max_connections, c.max_inflight_body_bytes), (1000, 256 << 20));
+        assert_eq!((c.body_read_timeout.as_secs(), c.min_body_rate), (10, 4096));
+        assert_eq!((c.request_timeout.as_secs(), c.shutdown_timeout.as_secs()), (60, 10));
+        let c = parse(&[
+            "--maxConnections",
+            "5",
+            "--maxInflightBodyBytes",
+            "1000",
+            "--bodyReadTimeout",
+            "2",
+            "--minBodyRate",
+            "10",
+            "--requestTimeout",
+            "3",
+            "--shutdownTimeout",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!((c.max_connections, c.max_inflight_body_bytes, c.min_body_rate), (5, 1000, 10));
+        assert_eq!((c.body_read_timeout.as_secs(), c.request_timeout.as_secs()), (2, 3));
+        assert_eq!(c.shutdown_timeout.as_secs(), 0);
+        assert!(parse(&["--maxConnections", "0"]).is_err());
+        assert!(parse(&["--minBodyRate", "0"]).is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use aztable::auth::Accounts;
 use aztable::config::{Args, Config};
-use aztable::http::{load_tls_config, serve, AppState, HttpOptions};
+use aztable::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions};
 use aztable::insight::{Advisor, InsightOptions};
 use aztable::service::TableService;
 use aztable::store::Store;
@@ -126,6 +126,12 @@ async fn run(config: Config) -> Result<(), String> {
             oauth: config.oauth,
             keep_alive: http::HeaderValue::from_str(&format!("timeout={}", config.keep_alive.as_secs())).ok(),
             faults: config.faults.clone().map(|f| Arc::new(aztable::fault::Faults::new(f))),
+            limits: aztable::http::limits::RequestLimits {
+                body_grace: config.body_read_timeout,
+                min_body_rate: config.min_body_rate,
+                request_timeout: config.request_timeout,
+                body_budget: Arc::new(aztable::http::limits::BodyBudget::new(config.max_inflight_body_bytes)),
+            },
         },
     });
     let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
@@ -143,13 +149,17 @@ async fn run(config: Config) -> Result<(), String> {
         tracing::info!("OAuth bearer tokens accepted (--oauth basic: signatures are NOT verified)");
     }
     log_test_modes(&config);
+    let shutdown = shutdown_signal();
     tracing::info!("aztable listening on {scheme}://{addr}");
     if advisor.is_some() {
         tracing::info!("partition advisor at {scheme}://{addr}/_aztable/insight");
     }
-    serve(listener, Arc::clone(&state), tls, config.keep_alive, shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())?;
+    let conn_limits = ConnLimits {
+        keep_alive: config.keep_alive,
+        max_connections: config.max_connections,
+        shutdown_grace: config.shutdown_timeout,
+    };
+    serve(listener, Arc::clone(&state), tls, conn_limits, shutdown).await.map_err(|e| e.to_string())?;
     if let Some(a) = &advisor {
         a.summary_lines().iter().for_each(|line| tracing::info!("{line}"));
     }
@@ -178,23 +188,31 @@ fn log_test_modes(config: &Config) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGTERM or SIGINT. The handlers are registered when this is called, not
+/// when the future is first polled: a signal sent as soon as the "listening" line
+/// appears must start a clean shutdown, not kill the process.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let handlers =
+            signal(SignalKind::terminate()).and_then(|t| Ok((t, signal(SignalKind::interrupt())?)));
+        async move {
+            match handlers {
+                Ok((mut term, mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {},
+                        _ = int.recv() => {},
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

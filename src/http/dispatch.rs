@@ -4,69 +4,22 @@
 //! window unless `--loose`, a shared access signature, or with `--oauth` a bearer
 //! token), routes and renders errors, adds CORS headers; logs one line per request.
 
+use super::body::{read_body, settle_refused, DRAIN_LIMIT};
+use super::catch_panic::CatchPanic;
 use super::ctx::{self, RequestCtx};
 use super::query::QueryParams;
 use super::request::{self, header, Req};
-use super::{error_response, handlers, response, AppState};
+use super::{error_response, handlers, limits, response, AppState};
 use crate::auth::{self, AuthRequest};
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
-use axum::body::{Body, Bytes};
+use axum::body::{Body, HttpBody as _};
 use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use http::request::Parts;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
-
-/// Largest request body read, for batches and single entities alike (an entity holds at
-/// most 1 MiB of data, more as JSON: a body under this size whose entity is over that
-/// is 400 `EntityTooLarge`, a larger body 413 `RequestBodyTooLarge`).
-const MAX_BODY: usize = 4 * 1024 * 1024;
-/// How much of an oversized body is read and discarded so the client, still sending,
-/// gets the 413 on a connection it can keep; beyond this the connection is closed.
-const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
-
-/// Reads the whole body, refusing one over [`MAX_BODY`] with 413 `RequestBodyTooLarge`
-/// only after draining it (up to [`DRAIN_LIMIT`]). `declared` (Content-Length) sizes
-/// the buffer up front; a body that arrives in one frame is kept as it came, uncopied.
-async fn read_body(mut body: Body, declared: Option<usize>) -> Result<Bytes, ApiError> {
-    use http_body_util::BodyExt;
-    let unreadable =
-        || ApiError::with_message(ErrorCode::InvalidInput, "The request body could not be read.");
-    let mut first: Option<Bytes> = None;
-    let mut buf = Vec::new();
-    let mut total = 0usize;
-    while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else { return Err(unreadable()) };
-        let Ok(data) = frame.into_data() else { continue };
-        total = total.saturating_add(data.len());
-        if total > DRAIN_LIMIT {
-            let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
-            e.close_connection = true;
-            return Err(e);
-        }
-        if total > MAX_BODY {
-            continue;
-        }
-        match first.take() {
-            None if buf.is_empty() => first = Some(data),
-            held => {
-                if buf.is_empty() {
-                    buf.reserve(declared.unwrap_or(0).clamp(total, MAX_BODY));
-                }
-                if let Some(held) = held {
-                    buf.extend_from_slice(&held);
-                }
-                buf.extend_from_slice(&data);
-            }
-        }
-    }
-    if total > MAX_BODY {
-        return Err(ApiError::new(ErrorCode::RequestBodyTooLarge));
-    }
-    Ok(first.unwrap_or_else(|| Bytes::from(buf)))
-}
+use tokio::time::Instant;
 
 /// Where the account came from.
 struct AccountRef {
@@ -99,7 +52,15 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     let method = parts.method.clone();
     let path = parts.uri.path().to_owned();
     let origin = header(&parts.headers, "origin").map(str::to_owned);
-    let result = handle(&state, &mut ctx, &mut op, parts, body).await;
+    let result = match CatchPanic::new(handle(&state, &mut ctx, &mut op, parts, body, started)).await {
+        Ok(result) => result,
+        Err(panic) => {
+            tracing::error!(request_id = %ctx.request_id, panic = %panic, "request handler panicked");
+            let mut e = ApiError::new(ErrorCode::InternalError);
+            e.close_connection = true;
+            Err(e)
+        }
+    };
     let resp = match result {
         Ok(r) => r,
         Err(e) => error_response::render(&e, &ctx),
@@ -132,31 +93,58 @@ async fn handle(
     op: &mut &'static str,
     parts: Parts,
     body: Body,
+    started: Instant,
 ) -> Result<Response, ApiError> {
-    // The body is read (or drained) before anything can refuse the request: answering
-    // while the client is still sending makes hyper drop the keep-alive connection, and
-    // the client's next request on it fails. Its own error, if any, is reported only
-    // after the checks below, so a bad signature still answers 403.
-    let declared = header(&parts.headers, "content-length").and_then(|v| v.parse::<usize>().ok());
-    let body = if declared.is_some_and(|n| n > DRAIN_LIMIT) {
+    #[cfg(test)]
+    if parts.headers.contains_key("x-aztable-test-panic") {
+        panic!("x-aztable-test-panic");
+    }
+    let limits = &state.options.limits;
+    // Everything that can refuse the request is decided on its head, before the body is
+    // buffered (SharedKey, SharedKeyLite, SAS and bearer tokens sign no body): an
+    // unauthenticated client cannot make the server hold its body. A refused request's
+    // small body is drained to keep the connection; a larger one's is not awaited, and
+    // the answer closes the connection (`body::settle_refused`).
+    let (endpoint, query) = match check_head(state, ctx, op, &parts) {
+        Ok(checked) => checked,
+        Err(mut e) => {
+            settle_refused(body, &mut e, limits, started).await;
+            return Err(e);
+        }
+    };
+    if body.size_hint().lower() > DRAIN_LIMIT as u64 {
         // not worth reading: answer at once and close the connection
         let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
         e.close_connection = true;
         return Err(e);
-    } else {
-        read_body(body, declared).await
-    };
-    if let Err(e) = &body {
-        if e.close_connection {
-            return Err(e.clone());
-        }
     }
+    let (body, _held) = read_body(body, limits, started).await?;
+    let req = Req { headers: parts.headers, query, body };
+    let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
+    let deadline = started + limits.request_timeout;
+    let resp = match tokio::time::timeout_at(deadline, handlers::handle(state, ctx, endpoint, &req)).await {
+        Ok(resp) => resp?,
+        // the service's answer to a request over its server-side time
+        Err(_) => return Err(ApiError::new(ErrorCode::OperationTimedOut)),
+    };
+    super::fault::after(armed, resp)
+}
+
+/// The checks made on the request head: its size and URI, the version, the account, the
+/// route and the caller's authentication; the operation and its query options.
+fn check_head(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    op: &mut &'static str,
+    parts: &Parts,
+) -> Result<(Endpoint, QueryParams), ApiError> {
+    limits::check_head(&parts.uri, &parts.headers)?;
     let query = QueryParams::parse(parts.uri.query());
-    ctx.xml_errors = xml_errors(&parts, &query, false);
+    ctx.xml_errors = xml_errors(parts, &query, false);
     ctx.version = ctx::check_version(&parts.headers, state.options.skip_api_version_check)?;
-    ctx.xml_errors = xml_errors(&parts, &query, ctx.atom_allowed());
+    ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
     let raw_path = parts.uri.path();
-    let account_ref = resolve_account(state, &parts, raw_path)?;
+    let account_ref = resolve_account(state, parts, raw_path)?;
     let host = header(&parts.headers, "host").unwrap_or("127.0.0.1").to_owned();
     let (account, secondary) = crate::endpoint::primary_account(&account_ref.url_name);
     ctx.account = account.to_owned();
@@ -196,9 +184,9 @@ async fn handle(
         let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
         match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
             (Some(token), _) => {
-                authorize_sas(state, ctx, &parts, account, &token?, &endpoint)?;
+                authorize_sas(state, ctx, parts, account, &token?, &endpoint)?;
                 // served under the token's version when the request names none
-                ctx.xml_errors = xml_errors(&parts, &query, ctx.atom_allowed());
+                ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
             }
             (None, Some(token)) => authorize_bearer(ctx, token, &endpoint)?,
             (None, None) => {
@@ -222,11 +210,7 @@ async fn handle(
         }
     }
 
-    let body = body?;
-    let req = Req { headers: parts.headers, query, body };
-    let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
-    let resp = handlers::handle(state, ctx, endpoint, &req).await?;
-    super::fault::after(armed, resp)
+    Ok((endpoint, query))
 }
 
 /// Whether errors for this request are written in XML ([`crate::odata::errors_in_xml`]).
@@ -385,57 +369,6 @@ fn resolve_account(state: &AppState, parts: &Parts, raw_path: &str) -> Result<Ac
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::VecDeque;
-    use std::convert::Infallible;
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
-
-    /// A body that arrives in the given frames.
-    struct Frames(VecDeque<Bytes>);
-
-    impl http_body::Body for Frames {
-        type Data = Bytes;
-        type Error = Infallible;
-        fn poll_frame(
-            self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-        ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
-            Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(http_body::Frame::data(b))))
-        }
-    }
-
-    fn body(frames: &[&Bytes]) -> Body {
-        Body::new(Frames(frames.iter().map(|&b| b.clone()).collect()))
-    }
-
-    #[tokio::test]
-    async fn one_frame_is_kept_and_several_are_joined() {
-        let whole = Bytes::from_static(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}");
-        let read = read_body(body(&[&whole]), Some(whole.len())).await.expect("read");
-        assert_eq!(read, whole);
-        assert_eq!(read.as_ptr(), whole.as_ptr(), "a body in one frame is not copied");
-
-        let parts = [whole.slice(..5), whole.slice(5..5), whole.slice(5..20), whole.slice(20..)];
-        // Content-Length right, missing, too small and too large: the bytes decide
-        for declared in [Some(whole.len()), None, Some(3), Some(1 << 30)] {
-            let read = read_body(body(&parts.iter().collect::<Vec<_>>()), declared).await.expect("read");
-            assert_eq!(read, whole, "{declared:?}");
-        }
-        assert!(read_body(body(&[]), None).await.expect("empty").is_empty());
-    }
-
-    #[tokio::test]
-    async fn too_large_bodies_are_refused_after_draining_or_cut_off() {
-        let mib = Bytes::from(vec![b'x'; 1 << 20]);
-        let five: Vec<&Bytes> = std::iter::repeat_n(&mib, 5).collect();
-        let e = read_body(body(&five), None).await.expect_err("over MAX_BODY");
-        assert_eq!((e.code, e.close_connection), (ErrorCode::RequestBodyTooLarge, false));
-        let many: Vec<&Bytes> = std::iter::repeat_n(&mib, 65).collect();
-        let e = read_body(body(&many), None).await.expect_err("over DRAIN_LIMIT");
-        assert_eq!((e.code, e.close_connection), (ErrorCode::RequestBodyTooLarge, true));
-        let four: Vec<&Bytes> = std::iter::repeat_n(&mib, 4).collect();
-        assert_eq!(read_body(body(&four), Some(4 << 20)).await.expect("4 MiB").len(), 4 << 20);
-    }
 
     #[test]
     fn request_dates_parse_alike_whether_remembered_or_not() {

@@ -3,19 +3,22 @@
 //! authenticates, routes to an [`endpoint::Endpoint`] and calls one handler; handlers
 //! only translate between HTTP and `service` calls.
 
+mod body;
+mod catch_panic;
 pub mod ctx;
 mod dispatch;
 mod error_response;
 mod fault;
 mod handlers;
 mod insight;
+pub mod limits;
 pub mod query;
 mod request;
 mod response;
 mod server;
 mod tls;
 
-pub use server::{serve, TlsConfig};
+pub use server::{serve, ConnLimits, TlsConfig};
 pub use tls::load_config as load_tls_config;
 
 use crate::auth::Accounts;
@@ -38,6 +41,8 @@ pub struct HttpOptions {
     pub keep_alive: Option<http::HeaderValue>,
     /// `--faultRate` and friends: the fault injector (none: no faults, one check).
     pub faults: Option<Arc<crate::fault::Faults>>,
+    /// Body read deadlines, the request time cap and the in-flight body budget.
+    pub limits: limits::RequestLimits,
 }
 
 /// Everything a request handler can reach.

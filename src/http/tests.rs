@@ -271,3 +271,21 @@ async fn a_failing_store_is_internal_error_without_engine_text() {
     assert!(text.contains("HTTP/1.1 500") && text.contains("\"InternalError\""), "{text}");
     assert!(!text.contains("secret") && !text.contains("IO error"), "{text}");
 }
+
+#[tokio::test]
+async fn a_panicking_handler_answers_500_internal_error_and_the_router_serves_on() {
+    let app = app();
+    let mut req = signed("GET", "/Tables", &[], "");
+    req.headers_mut().insert("x-aztable-test-panic", http::HeaderValue::from_static("1"));
+    let resp = app.clone().oneshot(req).await.expect("an answer, not a torn-down task");
+    assert_eq!(resp.status(), 500);
+    assert_eq!(resp.headers()["x-ms-error-code"], "InternalError");
+    assert_eq!(resp.headers()["connection"], "close");
+    assert!(resp.headers().contains_key("x-ms-request-id"));
+    let body = to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(json["odata.error"]["code"], "InternalError");
+    // the next request is served as usual
+    let resp = app.oneshot(signed("GET", "/Tables", &[], "")).await.unwrap();
+    assert_eq!(resp.status(), 200);
+}

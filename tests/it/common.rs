@@ -117,6 +117,11 @@ impl TestServer {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// Sends SIGKILL (no clean shutdown).
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {

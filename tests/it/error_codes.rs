@@ -49,6 +49,9 @@ const COVERAGE: &[(&str, &str)] = &[
     ("PropertyNameTooLong", "error_codes::entity_codes"),
     ("PropertyValueTooLarge", "error_codes::entity_codes"),
     ("RequestBodyTooLarge", "error_codes::entity_codes"),
+    ("RequestHeaderFieldsTooLarge", "hostile::over_long_uris_and_heads_get_odata_errors"),
+    ("RequestTimeout", "hostile::a_body_shorter_than_its_content_length_is_cut_off"),
+    ("RequestUriTooLong", "hostile::over_long_uris_and_heads_get_odata_errors"),
     ("ResourceNotFound", "atom::errors_under_atom_are_xml_with_the_json_status_and_code"),
     ("ServerBusy", "throttle::a_burst_above_the_partition_rate_is_refused_and_writes_nothing"),
     ("TableAlreadyExists", "atom::create_table_with_an_atom_body"),
@@ -69,6 +72,7 @@ const MODULES: &[(&str, &str)] = &[
     ("batch", include_str!("batch.rs")),
     ("error_codes", include_str!("error_codes.rs")),
     ("errors", include_str!("errors.rs")),
+    ("hostile", include_str!("hostile.rs")),
     ("throttle", include_str!("throttle.rs")),
 ];
 

@@ -11,6 +11,7 @@ mod connections;
 mod entities;
 mod error_codes;
 mod errors;
+mod hostile;
 mod insight;
 mod oauth;
 mod persistence;

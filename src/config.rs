@@ -118,6 +118,22 @@ pub struct Args {
     /// Env: AZTABLE_FAULT_AFTER_WRITE_RATE.
     #[arg(long = "faultAfterWriteRate", value_name = "FRACTION", env = "AZTABLE_FAULT_AFTER_WRITE_RATE")]
     pub fault_after_write_rate: Option<f64>,
+
+    /// Sync the write-ahead log to the disk before acknowledging each write, so
+    /// acknowledged writes survive a power loss or an OS crash too (without it they
+    /// survive a killed server). Costs throughput: see docs/performance.md.
+    /// Env: AZTABLE_FSYNC.
+    #[arg(long = "fsync", env = "AZTABLE_FSYNC", action = clap::ArgAction::SetTrue,
+          value_parser = clap::builder::FalseyValueParser::new())]
+    pub fsync: bool,
+
+    /// Start even if the write-ahead log is damaged before its end (the server refuses
+    /// to by default): recover up to the last write before the damage and drop the
+    /// rest, keeping a copy of the damaged log in the data directory and logging how
+    /// many acknowledged writes were dropped. An incomplete last write alone (a torn
+    /// tail) never needs this.
+    #[arg(long = "recoverTolerate")]
+    pub recover_tolerate: bool,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -143,6 +159,8 @@ pub struct Config {
     pub throttle: Option<crate::service::throttle::Rates>,
     /// `--faultRate` and friends, validated: faults injected, if any.
     pub faults: Option<crate::fault::FaultSpec>,
+    /// `--fsync`, `--recoverTolerate`: how the data directory is opened and written.
+    pub store: crate::store::recovery::OpenOptions,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -206,6 +224,10 @@ impl Config {
             oauth: args.oauth.is_some(),
             throttle: throttle_rates(args.throttle, args.partition_rate, args.account_rate),
             faults,
+            store: crate::store::recovery::OpenOptions {
+                sync_writes: args.fsync,
+                recover_tolerate: args.recover_tolerate,
+            },
         })
     }
 }
@@ -314,6 +336,15 @@ mod tests {
         let e = parse(&["--faultRate", "0.5", "--faultOps", "InsertEntity,Nope"]).unwrap_err();
         assert!(e.contains("'Nope'"), "{e}");
         assert!(parse(&["--faultOps", "InsertEntity"]).is_err(), "a filter without a rate");
+    }
+
+    #[test]
+    fn store_flags() {
+        let c = Config::from_args(Args::parse_from(["aztable"]), None).unwrap();
+        assert_eq!(c.store, crate::store::recovery::OpenOptions::default());
+        let c =
+            Config::from_args(Args::parse_from(["aztable", "--fsync", "--recoverTolerate"]), None).unwrap();
+        assert!(c.store.sync_writes && c.store.recover_tolerate);
     }
 
     #[test]

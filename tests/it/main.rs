@@ -13,5 +13,6 @@ mod error_codes;
 mod errors;
 mod oauth;
 mod persistence;
+mod recovery;
 mod tables;
 mod throttle;

@@ -8,6 +8,7 @@ mod access;
 mod atom;
 mod batch;
 mod connections;
+mod crash;
 mod entities;
 mod error_codes;
 mod errors;

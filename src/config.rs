@@ -163,6 +163,22 @@ pub struct Args {
     #[arg(long = "shutdownTimeout", value_name = "SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub shutdown_timeout: u64,
+
+    /// Sync the write-ahead log to the disk before acknowledging each write, so
+    /// acknowledged writes survive a power loss or an OS crash too (without it they
+    /// survive a killed server). Costs throughput: see docs/performance.md.
+    /// Env: AZTABLE_FSYNC.
+    #[arg(long = "fsync", env = "AZTABLE_FSYNC", action = clap::ArgAction::SetTrue,
+          value_parser = clap::builder::FalseyValueParser::new())]
+    pub fsync: bool,
+
+    /// Start even if the write-ahead log is damaged before its end (the server refuses
+    /// to by default): recover up to the last write before the damage and drop the
+    /// rest, keeping a copy of the damaged log in the data directory and logging how
+    /// many acknowledged writes were dropped. An incomplete last write alone (a torn
+    /// tail) never needs this.
+    #[arg(long = "recoverTolerate")]
+    pub recover_tolerate: bool,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -204,6 +220,8 @@ pub struct Config {
     pub request_timeout: std::time::Duration,
     /// `--shutdownTimeout`.
     pub shutdown_timeout: std::time::Duration,
+    /// `--fsync`, `--recoverTolerate`: how the data directory is opened and written.
+    pub store: crate::store::recovery::OpenOptions,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -275,6 +293,10 @@ impl Config {
             min_body_rate: args.min_body_rate,
             request_timeout: std::time::Duration::from_secs(args.request_timeout),
             shutdown_timeout: std::time::Duration::from_secs(args.shutdown_timeout),
+            store: crate::store::recovery::OpenOptions {
+                sync_writes: args.fsync,
+                recover_tolerate: args.recover_tolerate,
+            },
         })
     }
 }
@@ -426,6 +448,15 @@ mod tests {
         assert_eq!(c.shutdown_timeout.as_secs(), 0);
         assert!(parse(&["--maxConnections", "0"]).is_err());
         assert!(parse(&["--minBodyRate", "0"]).is_err());
+    }
+
+    #[test]
+    fn store_flags() {
+        let c = Config::from_args(Args::parse_from(["aztable"]), None).unwrap();
+        assert_eq!(c.store, crate::store::recovery::OpenOptions::default());
+        let c =
+            Config::from_args(Args::parse_from(["aztable", "--fsync", "--recoverTolerate"]), None).unwrap();
+        assert!(c.store.sync_writes && c.store.recover_tolerate);
     }
 
     #[test]

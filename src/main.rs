@@ -88,7 +88,7 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, String> {
     match &config.data_dir {
         None => Ok(Arc::new(aztable::store::mem::MemStore::new())),
         #[cfg(feature = "rocksdb")]
-        Some(dir) => aztable::store::rocks::RocksStore::open(dir)
+        Some(dir) => aztable::store::rocks::RocksStore::open_with(dir, config.store)
             .map(|s| Arc::new(s) as Arc<dyn Store>)
             .map_err(|e| format!("cannot open the data directory {}: {e}", dir.display())),
         #[cfg(not(feature = "rocksdb"))]
@@ -103,7 +103,7 @@ async fn run(config: Config) -> Result<(), String> {
     }
     let store = open_store(&config)?;
     let service = TableService::open(store)
-        .map_err(|e| format!("cannot upgrade the data directory: {e}"))?
+        .map_err(|e| format!("cannot open the data directory: {e}"))?
         .with_throttle(config.throttle.map(aztable::service::throttle::Throttle::new));
     let advisor = config.insight.then(|| {
         Arc::new(Advisor::new(InsightOptions {
@@ -175,6 +175,9 @@ async fn run(config: Config) -> Result<(), String> {
 fn log_test_modes(config: &Config) {
     if let Some(r) = &config.throttle {
         tracing::info!(partition = r.partition, account = r.account, "throttling: entities per second");
+    }
+    if config.store.sync_writes {
+        tracing::info!("--fsync: every write is synced to the disk before it is acknowledged");
     }
     if let Some(f) = &config.faults {
         tracing::info!(

@@ -27,7 +27,7 @@ mod tables;
 mod turn;
 mod txn;
 
-pub use migrate::move_legacy_heaps;
+pub use migrate::{move_legacy_heaps, upgrade as upgrade_format, FORMAT_VERSION};
 pub use scan::{Needs, Scan, ScanPage, SCAN_TIME_BUDGET};
 pub use tables::TableInfo;
 pub use txn::Txn;

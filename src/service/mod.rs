@@ -59,9 +59,10 @@ impl TableService {
     }
 
     /// The service over a store that may hold data of an earlier build: brings its
-    /// layout up to date first (see [`crate::partition::move_legacy_heaps`]).
+    /// layout up to date first (see [`crate::partition::upgrade_format`]); refuses a
+    /// directory written by a newer build.
     pub fn open(store: Arc<dyn Store>) -> Result<Self, ServiceError> {
-        let moved = crate::partition::move_legacy_heaps(store.as_ref())?;
+        let moved = crate::partition::upgrade_format(store.as_ref())?;
         if moved > 0 {
             tracing::info!(heaps = moved, "moved entity heaps to the current store layout");
         }

@@ -4,7 +4,7 @@
 //! Every key starts with a one-byte kind prefix:
 //!
 //! ```text
-//! 0x00 <name>                                   metadata (NEXT_TABLE_ID_KEY)
+//! 0x00 <name>                                   metadata (NEXT_TABLE_ID_KEY, FORMAT_VERSION_KEY)
 //! 0x01 enc(account) enc(lowercase(table))       table record
 //! 0x02 table_id(u64 big-endian) enc(pk) enc(rk)      entity (its head)
 //! 0x02 table_id(u64 big-endian) 0xFF enc(pk) enc(rk) entity heap: the long values of the entity
@@ -33,6 +33,10 @@
 
 /// The single metadata key holding the next table id to hand out.
 pub const NEXT_TABLE_ID_KEY: &[u8] = b"\x00next_table_id";
+
+/// The metadata key holding the storage format version of the directory (a u64, see
+/// `partition::migrate`); absent in directories written before it existed.
+pub const FORMAT_VERSION_KEY: &[u8] = b"\x00format_version";
 
 const TABLE_PREFIX: u8 = 0x01;
 const ENTITY_PREFIX: u8 = 0x02;

@@ -7,8 +7,10 @@
 pub mod codec;
 pub mod keys;
 pub mod mem;
+pub mod recovery;
 #[cfg(feature = "rocksdb")]
 pub mod rocks;
+pub mod wal;
 
 #[cfg(test)]
 mod conformance;
@@ -26,6 +28,16 @@ pub enum StoreError {
     /// different writes; the reader retries under the partition lock.
     #[error("entity changed while it was read")]
     Torn,
+    /// The data directory is damaged; the text says what is wrong and what to do.
+    #[error("{0}")]
+    Damaged(String),
+    /// The data directory was written by a newer build, in a format this one cannot read.
+    #[error(
+        "the data directory is in storage format {found}, written by a newer aztable; this build reads \
+         formats up to {supported}: run a build at least as new as the one that wrote it, or start with \
+         another --location"
+    )]
+    NewerFormat { found: u64, supported: u64 },
 }
 
 /// One mutation inside an atomic [`WriteBatch`].

@@ -216,6 +216,18 @@ impl Client {
         headers: &[(&str, &str)],
         body: Option<&str>,
     ) -> Resp {
+        self.try_send(method, path_and_query, headers, body).await.expect("request failed")
+    }
+
+    /// [`Client::send`], returning a failed exchange (refused connection, connection
+    /// closed before the answer) as an error instead of panicking.
+    pub async fn try_send(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Result<Resp, reqwest::Error> {
         let url = format!("{}{}", self.endpoint, path_and_query);
         let parsed = reqwest::Url::parse(&url).unwrap();
         let date = now_rfc1123();
@@ -253,7 +265,11 @@ impl Client {
         if let Some(b) = body {
             req = req.body(b.to_owned());
         }
-        Resp::read(req.send().await.expect("request failed")).await
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp.text().await?;
+        Ok(Resp { status, headers, body })
     }
 
     pub async fn create_table(&self, name: &str) -> Resp {
@@ -293,4 +309,28 @@ pub fn one_insert_batch(endpoint: &str, table: &str, content_type: &str, entity:
          {entity}\r\n--{cs}--\r\n--{b}--\r\n"
     );
     (format!("multipart/mixed; boundary={b}"), body)
+}
+
+/// Runs the server binary with `args` until it exits by itself (at most 20 s); returns
+/// whether it succeeded, and its stdout and stderr.
+pub fn run_to_exit(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aztable"))
+        .args(["--tableHost", "127.0.0.1", "--tablePort", "0"])
+        .args(args)
+        .env("AZTABLE_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn aztable");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
 }

@@ -19,3 +19,4 @@ mod persistence;
 mod recovery;
 mod tables;
 mod throttle;
+mod upgrade;

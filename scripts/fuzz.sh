@@ -53,7 +53,7 @@ for t in "${targets[@]}"; do
   echo "== fuzz $t for ${SECONDS_PER_TARGET}s"
   "$FUZZ_TARGET_DIR/$TRIPLE/release/$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=16384 \
     -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 "$corpus" 2>&1 \
-    | grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+== ERROR|thread .* panicked|SUMMARY|Done )' || true
+    | grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+== ERROR|thread .* panicked|SUMMARY|Done )' || true
   status=${PIPESTATUS[0]}
   if [[ $status -ne 0 ]]; then
     echo "fuzz target $t failed (exit $status): see fuzz/artifacts/$t/" >&2

@@ -82,6 +82,15 @@ impl RocksStore {
         let db = DB::open(&opts, path).map_err(engine)?;
         Ok(RocksStore { db })
     }
+
+    /// Opens an existing database read-only (`aztable export` of a stopped server's
+    /// directory): nothing is written, and a missing directory is an error. Every
+    /// write through [`Store::write`] fails.
+    pub fn open_read_only(path: &Path) -> Result<RocksStore, StoreError> {
+        let opts = Options::default();
+        let db = DB::open_for_read_only(&opts, path, false).map_err(engine)?;
+        Ok(RocksStore { db })
+    }
 }
 
 impl Store for RocksStore {

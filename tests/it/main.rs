@@ -16,3 +16,4 @@ mod oauth;
 mod persistence;
 mod tables;
 mod throttle;
+mod transfer;

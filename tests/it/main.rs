@@ -7,6 +7,7 @@ mod common;
 mod access;
 mod atom;
 mod batch;
+mod browse;
 mod connections;
 mod entities;
 mod error_codes;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Azure SDK conformance suites (Python azure-data-tables, JS @azure/data-tables,
-# and the legacy AtomPub Python client azure-storage 0.20.3) against aztable.
+# the legacy AtomPub Python client azure-storage 0.20.3, and the JSON-era legacy clients
+# Python azure-cosmosdb-table 1.0.6 and Node azure-storage 2.10.7) against aztable.
 #
 # Usage:
 #   scripts/sdk-tests.sh <path-to-aztable-binary>   start a fresh server (temp RocksDB dir) and test it
@@ -13,7 +14,7 @@
 #   AZTABLE_DEFAULT_PORT_TEST=1  also test UseDevelopmentStorage=true (needs a server on 10002;
 #                              set by this script when it starts the server there)
 #   SDK_TESTS_SKIP_INSTALL=1   do not pip/npm install the pinned dependencies
-#   SDK_TESTS_SUITES           "python js legacy" (default), or a subset of them
+#   SDK_TESTS_SUITES           "python js legacy legacy-json" (default), or a subset of them
 #   SDK_TESTS_STARTUP_TIMEOUT  seconds to wait for the server port (default 30)
 set -euo pipefail
 
@@ -21,10 +22,11 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY_DIR="$REPO_ROOT/tests/sdk/python"
 JS_DIR="$REPO_ROOT/tests/sdk/js"
 LEGACY_DIR="$REPO_ROOT/tests/sdk/legacy"
+LEGACY_JSON_DIR="$REPO_ROOT/tests/sdk/legacy-json"
 ACCOUNT="devstoreaccount1"
 KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 STARTUP_TIMEOUT="${SDK_TESTS_STARTUP_TIMEOUT:-30}"
-SUITES="${SDK_TESTS_SUITES:-python js legacy}"
+SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json}"
 PYTHON="${PYTHON:-python3}"
 
 log() { printf '[sdk-tests] %s\n' "$*" >&2; }
@@ -75,8 +77,9 @@ install_deps() {
   if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" == "1" ]]; then
     return
   fi
-  if [[ " $SUITES " == *" python "* || " $SUITES " == *" legacy "* ]]; then
-    # the legacy suite reads back through azure-data-tables and runs under the same pytest
+  if [[ " $SUITES " == *" python "* || " $SUITES " == *" legacy "* || " $SUITES " == *" legacy-json "* ]]; then
+    # the legacy suites run under the same pytest (and take requests, dateutil and
+    # cryptography from what azure-data-tables brings)
     if ! "$PYTHON" -m pip install --disable-pip-version-check --root-user-action=ignore -q -r "$PY_DIR/requirements.txt" >&2; then
       die "pip install -r tests/sdk/python/requirements.txt failed"
     fi
@@ -92,6 +95,24 @@ install_deps() {
         die "pip install --target tests/sdk/legacy/.deps -r tests/sdk/legacy/requirements.txt failed"
       fi
       cp "$LEGACY_DIR/requirements.txt" "$deps/.requirements.txt"
+    fi
+  fi
+  if [[ " $SUITES " == *" legacy-json "* ]]; then
+    # azure-cosmosdb-table apart in .deps, for the same namespace reason (see its
+    # requirements.txt); azure-storage 2.10.7 in its own node_modules
+    local jdeps="$LEGACY_JSON_DIR/python/.deps"
+    if ! cmp -s "$LEGACY_JSON_DIR/python/requirements.txt" "$jdeps/.requirements.txt"; then
+      rm -rf "$jdeps"
+      if ! "$PYTHON" -m pip install --disable-pip-version-check --root-user-action=ignore -q \
+          --no-deps --target "$jdeps" -r "$LEGACY_JSON_DIR/python/requirements.txt" >&2; then
+        die "pip install --target tests/sdk/legacy-json/python/.deps failed"
+      fi
+      cp "$LEGACY_JSON_DIR/python/requirements.txt" "$jdeps/.requirements.txt"
+    fi
+    command -v node >/dev/null || die "node is not installed"
+    local jjs="$LEGACY_JSON_DIR/js"
+    if [[ ! -d "$jjs/node_modules/azure-storage" || "$jjs/package-lock.json" -nt "$jjs/node_modules/.package-lock.json" ]]; then
+      (cd "$jjs" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci in tests/sdk/legacy-json/js failed"
     fi
   fi
   if [[ " $SUITES " == *" js "* ]]; then
@@ -157,6 +178,7 @@ fi
 py_rc=0
 js_rc=0
 legacy_rc=0
+legacy_json_rc=0
 ran=()
 if [[ " $SUITES " == *" python "* ]]; then
   log "running Python suite (pytest)"
@@ -173,6 +195,12 @@ if [[ " $SUITES " == *" legacy "* ]]; then
   (cd "$LEGACY_DIR" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider) || legacy_rc=$?
   ran+=("legacy=$legacy_rc")
 fi
+if [[ " $SUITES " == *" legacy-json "* ]]; then
+  log "running legacy JSON suites (pytest: azure-cosmosdb-table 1.0.6; node --test: azure-storage 2.10.7)"
+  (cd "$LEGACY_JSON_DIR/python" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider) || legacy_json_rc=$?
+  (cd "$LEGACY_JSON_DIR/js" && node --test) || legacy_json_rc=$?
+  ran+=("legacy-json=$legacy_json_rc")
+fi
 
 if [[ -n "$SERVER_PID" ]] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
   log "WARNING: the server died during the run; last log lines:"
@@ -180,7 +208,7 @@ if [[ -n "$SERVER_PID" ]] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
 fi
 
 log "results: ${ran[*]}"
-if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0)); then
+if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0 || legacy_json_rc != 0)); then
   exit 1
 fi
 exit 0

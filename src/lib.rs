@@ -33,6 +33,7 @@
 //! - [`service`]: one function per REST operation; the SAS key range of a caller.
 //! - [`partition`]: the partition server: writers' turns, transactions, reads, scans.
 //! - [`store`]: ordered key/value storage (RocksDB or memory).
+//! - [`transfer`]: `aztable export` / `aztable import` (JSON lines, Azurite's database).
 
 pub mod auth;
 pub mod batch;
@@ -49,3 +50,4 @@ pub mod partition;
 pub mod service;
 pub mod settings;
 pub mod store;
+pub mod transfer;

@@ -23,6 +23,11 @@ use tracing_subscriber::{EnvFilter, Layer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // `aztable export ...` / `aztable import ...` (src/transfer/)
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = aztable::transfer::run_subcommand(&argv) {
+        return code;
+    }
     let args = Args::parse();
     let config = match Config::from_args(args, std::env::var("AZURITE_ACCOUNTS").ok()) {
         Ok(c) => c,

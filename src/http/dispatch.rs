@@ -32,6 +32,10 @@ struct AccountRef {
 pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Body>) -> Response {
     let started = Instant::now();
     let (parts, body) = req.into_parts();
+    if super::insight::is_browse_path(parts.uri.path()) {
+        // the read-only data browser (async: it reads tables)
+        return super::insight::serve_browse(&state, &parts).await;
+    }
     if super::insight::is_admin_path(parts.uri.path()) {
         // the partition advisor's pages: no account, no version
         return super::insight::serve(&state, &parts);

@@ -97,3 +97,98 @@ fn carries_account_key(state: &AppState, parts: &Parts) -> bool {
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
+
+/// Whether `path` is the data browser's (`/_aztable/browse`, `/_aztable/browse/...`).
+pub(super) fn is_browse_path(path: &str) -> bool {
+    path == "/_aztable/browse" || path.starts_with("/_aztable/browse/")
+}
+
+/// The read-only data browser: `GET /_aztable/browse` (the tables of each account) and
+/// `GET /_aztable/browse/<account>/<table>?filter=…&next=…` (50 entities a page). The
+/// advisor's access rule applies, and it is off with the advisor (`--insight off`).
+pub(super) async fn serve_browse(state: &AppState, parts: &Parts) -> Response {
+    use crate::insight::browse;
+    let Some(advisor) = state.service.insight() else {
+        return text(StatusCode::NOT_FOUND, "The admin pages are off (--insight off).\n");
+    };
+    if parts.method != http::Method::GET && parts.method != http::Method::HEAD {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "Only GET is served here.\n");
+    }
+    if !advisor.options().open && !carries_account_key(state, parts) {
+        return text(
+            StatusCode::FORBIDDEN,
+            "The server listens beyond loopback: pass an account key as ?key=<base64 key, \
+             percent-encoded> or in an x-aztable-key header.\n",
+        );
+    }
+    let params: Vec<(String, String)> =
+        form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()).into_owned().collect();
+    let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    // form decoding turns a base64 '+' left unencoded into a space
+    let key = param("key").map(|k| k.replace(' ', "+"));
+    let html = |status: StatusCode, body: String| {
+        let headers = [
+            ("content-type", "text/html; charset=utf-8".to_owned()),
+            ("cache-control", "no-store".to_owned()),
+            (
+                "content-security-policy",
+                "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'".to_owned(),
+            ),
+        ];
+        build(status, &headers, body.into_bytes())
+    };
+    let rest = parts.uri.path().trim_start_matches("/_aztable/browse").trim_matches('/');
+    if rest.is_empty() {
+        let mut accounts = Vec::new();
+        for name in state.accounts.names() {
+            let tables = match state.service.query_tables(&name, None, 1000, None).await {
+                Ok((tables, _)) => tables,
+                Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
+            };
+            accounts.push((name, tables));
+        }
+        return html(StatusCode::OK, browse::tables_page(&accounts, key.as_deref()));
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+    let Some((account, table)) = rest.split_once('/').map(|(a, t)| (decode(a), decode(t))) else {
+        return text(StatusCode::NOT_FOUND, "Browse /_aztable/browse/<account>/<table>.\n");
+    };
+    if state.accounts.get(&account).is_none() {
+        return text(StatusCode::NOT_FOUND, "No such account.\n");
+    }
+    let filter_text = param("filter").unwrap_or_default();
+    let (filter, error) = match filter_text.trim() {
+        "" => (None, None),
+        f => match crate::filter::parse(f) {
+            Ok(expr) => (Some(expr), None),
+            Err(e) => (None, Some(e.to_string())),
+        },
+    };
+    let start = param("next").as_deref().and_then(browse::parse_next);
+    let mut page_entities = Vec::new();
+    let mut next = None;
+    if error.is_none() {
+        let q = crate::service::QueryEntities { start, top: browse::PAGE_SIZE, filter };
+        match state.service.query_entities(account.as_str(), &table, q).await {
+            Ok(page) => {
+                page_entities = page.entities;
+                next = page.next;
+            }
+            Err(crate::service::ServiceError::TableNotFound) => {
+                return text(StatusCode::NOT_FOUND, "No such table.\n")
+            }
+            Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
+        }
+    }
+    let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    let body = browse::entities_page(&browse::EntityPage {
+        account: &account,
+        table: &table,
+        filter: &filter_text,
+        entities: &page_entities,
+        next: next.as_ref().map(|(p, r)| (p.as_str(), r.as_str())),
+        error: error.as_deref(),
+        key: key.as_deref(),
+    });
+    html(status, body)
+}

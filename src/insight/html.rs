@@ -117,7 +117,7 @@ pub fn render(r: &Report) -> String {
     out.push_str("</style></head><body>\n<header><h1>Partition advisor</h1>");
     let _ = writeln!(
         out,
-        "<p class=\"meta\">aztable · counting for {} · target {} entities/s per partition · heat strips show the last {} minutes · reload for fresh numbers · also as <a href=\"insight?format=json\">JSON</a> and <a href=\"metrics\">Prometheus metrics</a></p></header>",
+        "<p class=\"meta\">aztable · counting for {} · target {} entities/s per partition · heat strips show the last {} minutes · reload for fresh numbers · also as <a href=\"insight?format=json\">JSON</a> and <a href=\"metrics\">Prometheus metrics</a> · <a href=\"browse\">browse the data</a></p></header>",
         duration(r.uptime_seconds),
         num(u64::from(r.target_entities_per_second)),
         r.window_seconds / 60

@@ -11,6 +11,7 @@
 //! [`table::MAX_PARTITIONS`] partitions and [`table::MAX_FILTERS`] filters each); what
 //! is not tracked is counted. Pure: no I/O, no async.
 
+pub mod browse;
 pub mod classify;
 pub mod html;
 pub mod pattern;

@@ -370,6 +370,26 @@ pub fn entity_feed(
     out
 }
 
+/// One entity as a self-describing JSON object, the line format of `aztable export`:
+/// `PartitionKey`, `RowKey`, `Timestamp` (annotated `Edm.DateTime`, 7 fractional
+/// digits) and the custom properties in stored order, annotated as in fullmetadata
+/// (Int64, DateTime, Guid, Binary and non-finite Doubles), without the control
+/// information that names a server (`odata.id`, `odata.editLink`, `odata.etag`).
+/// [`super::parse_entity`] reads it back to the same typed values.
+pub fn entity_object(e: &Entity) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    let mut w = ObjWriter::open(&mut out);
+    w.str("PartitionKey", &e.partition_key);
+    w.str("RowKey", &e.row_key);
+    w.str(&format!("Timestamp{ODATA_TYPE}"), "Edm.DateTime");
+    w.str("Timestamp", &e.timestamp.to_rfc3339_7());
+    for (name, v) in &e.properties {
+        write_property(&mut w, name, v, Metadata::Full);
+    }
+    w.close();
+    out
+}
+
 /// One table as a JSON object (without `odata.metadata`).
 fn table_object(name: &str, md: Metadata, urls: &Urls<'_>) -> Map<String, Value> {
     let mut m = Map::new();

@@ -64,7 +64,7 @@ pub(super) fn check_keys(pk: &str, rk: &str) -> Result<(), ServiceError> {
 }
 
 /// Checks the limits that apply to the entity as it will be stored (after a merge).
-fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
+pub(super) fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
     if e.properties.len() > MAX_CUSTOM_PROPERTIES {
         return Err(ApiError::new(ErrorCode::TooManyProperties).into());
     }

@@ -9,6 +9,7 @@ mod caller;
 mod entities;
 mod error;
 mod insight;
+mod restore;
 mod tables;
 pub mod throttle;
 

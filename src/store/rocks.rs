@@ -78,6 +78,15 @@ impl RocksStore {
         recovery::log_dropped(path, &logs, db.latest_sequence_number());
         Ok(RocksStore { db, write_opts })
     }
+
+    /// Opens an existing database read-only (`aztable export` of a stopped server's
+    /// directory): nothing is written, and a missing directory is an error. Every
+    /// write through [`Store::write`] fails.
+    pub fn open_read_only(path: &Path) -> Result<RocksStore, StoreError> {
+        let opts = Options::default();
+        let db = DB::open_for_read_only(&opts, path, false).map_err(engine)?;
+        Ok(RocksStore { db, write_opts: WriteOptions::default() })
+    }
 }
 
 /// The database options, with how the WAL is recovered.

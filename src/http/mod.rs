@@ -8,13 +8,16 @@ mod dispatch;
 mod error_response;
 mod fault;
 mod handlers;
+pub mod healthcheck;
 mod insight;
+mod other_service;
 pub mod query;
 mod request;
 mod response;
 mod server;
 mod tls;
 
+pub use other_service::serve_other_service;
 pub use server::{serve, TlsConfig};
 pub use tls::load_config as load_tls_config;
 

@@ -98,11 +98,34 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     // cheaper than cloning every header.
     let method = parts.method.clone();
     let path = parts.uri.path().to_owned();
+    let query = parts.uri.query().map(str::to_owned);
+    let client = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
     let origin = header(&parts.headers, "origin").map(str::to_owned);
+    // `--debug FILE`: the request in detail, secrets hidden
+    tracing::debug!(
+        target: "aztable::debug",
+        request_id = %ctx.request_id,
+        client = client.map(tracing::field::display),
+        "{method} {path}{} headers:{}",
+        shown_query(query.as_deref()),
+        super::redact::headers(&parts.headers),
+    );
     let result = handle(&state, &mut ctx, &mut op, parts, body).await;
     let resp = match result {
         Ok(r) => r,
-        Err(e) => error_response::render(&e, &ctx),
+        Err(e) => {
+            if let Some(detail) = &e.auth_detail {
+                // the string to sign the server computed, for comparing with the client's
+                tracing::debug!(
+                    target: "aztable::debug",
+                    request_id = %ctx.request_id,
+                    "{} {}: {detail}",
+                    e.status(),
+                    e.code.as_str()
+                );
+            }
+            error_response::render(&e, &ctx)
+        }
     };
     let mut resp = response::finish(resp, &ctx);
     // the idle timeout the connection has (see `server`), unless it is closing anyway
@@ -116,14 +139,25 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     }
     tracing::info!(
         target: "aztable::access",
+        client = client.map(tracing::field::display),
         method = %method,
         operation = op,
         status = resp.status().as_u16(),
+        error_code = resp.headers().get("x-ms-error-code").and_then(|v| v.to_str().ok()),
         latency_us = started.elapsed().as_micros() as u64,
         request_id = %ctx.request_id,
-        "{method} {path}"
+        "{method} {path}{}",
+        shown_query(query.as_deref()),
     );
     resp
+}
+
+/// The query string as logged (`?` and the query with secrets hidden, or nothing).
+fn shown_query(query: Option<&str>) -> String {
+    match query {
+        Some(q) if !q.is_empty() => format!("?{}", super::redact::query(q)),
+        _ => String::new(),
+    }
 }
 
 async fn handle(
@@ -225,8 +259,16 @@ async fn handle(
     let body = body?;
     let req = Req { headers: parts.headers, query, body };
     let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
-    let resp = handlers::handle(state, ctx, endpoint, &req).await?;
-    super::fault::after(armed, resp)
+    let handler_started = Instant::now();
+    let resp = handlers::handle(state, ctx, endpoint, &req).await;
+    tracing::debug!(
+        target: "aztable::debug",
+        request_id = %ctx.request_id,
+        operation = *op,
+        handler_us = handler_started.elapsed().as_micros() as u64,
+        "handled"
+    );
+    super::fault::after(armed, resp?)
 }
 
 /// Whether errors for this request are written in XML ([`crate::odata::errors_in_xml`]).

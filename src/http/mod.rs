@@ -12,6 +12,7 @@ pub mod healthcheck;
 mod insight;
 mod other_service;
 pub mod query;
+mod redact;
 mod request;
 mod response;
 mod server;

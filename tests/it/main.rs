@@ -7,6 +7,7 @@ mod common;
 mod access;
 mod atom;
 mod batch;
+mod cli;
 mod connections;
 mod entities;
 mod error_codes;

@@ -33,7 +33,8 @@ COPY --from=build /src/target/release/aztable /usr/local/bin/aztable
 # Azurite's command names: Testcontainers' .NET and Node modules set the entrypoint
 # `azurite`; Java runs the command `azurite ...` after the entrypoint `aztable`.
 RUN ln -s aztable /usr/local/bin/azurite && ln -s aztable /usr/local/bin/azurite-table
-USER aztable
+# numeric, so that runAsNonRoot policies can verify it
+USER 10001
 VOLUME ["/data"]
 # The container's defaults are read by the binary from the environment, so arguments
 # given to `docker run` (which replace CMD) add to them instead of dropping them: all

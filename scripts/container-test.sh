@@ -20,6 +20,10 @@
 #   IMAGE=name        image tag (default aztable:container-test)
 #   SKIP_BUILD=1      use the image as it is
 #   ENGINE=podman     choose the engine
+#   MODULES=1         also run the real Testcontainers Azurite modules for Python
+#                     (testcontainers 4.15.0) and Node (@testcontainers/azurite 11.7.1),
+#                     tests/container/modules.{py,mjs}, with the image in place of
+#                     Azurite's; installed into ~/.cache/aztable (a venv, an npm prefix)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,9 +42,11 @@ python3 -c 'import azure.data.tables' || { echo "container-test: pip install -r 
 
 started=()
 volume="aztable-ct-$$"
+service_pid=
 cleanup() {
   for c in "${started[@]}"; do $ENGINE rm -f "$c" >/dev/null 2>&1 || true; done
   $ENGINE volume rm -f "$volume" >/dev/null 2>&1 || true
+  [ -z "$service_pid" ] || kill "$service_pid" 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -181,5 +187,33 @@ echo "   restarted in $((SECONDS - r)) s"
 smoke read
 $ENGINE logs "$cid" 2>&1 | grep -c 'Azurite Table service is successfully listening' | sed 's/^/   table lines in the log (two starts): /'
 quiet $ENGINE rm -f "$cid" >/dev/null
+
+if [ "${MODULES:-}" = 1 ]; then
+  step "Testcontainers modules (Python, Node)"
+  cache="$HOME/.cache/aztable"
+  mkdir -p "$cache"
+  [ -x "$cache/container-venv/bin/python" ] || python3 -m venv "$cache/container-venv"
+  "$cache/container-venv/bin/pip" install -q testcontainers==4.15.0 azure-data-tables==12.7.0
+  npm install --silent --prefix "$cache/container-node" @testcontainers/azurite@11.7.1 testcontainers@11.7.1 \
+    @azure/data-tables@13.3.2 >/dev/null
+  cp tests/container/modules.mjs "$cache/container-node/"
+  if [ "$ENGINE" = podman ]; then
+    # podman's Docker-compatible API, for the modules' Docker clients
+    sock="$cache/podman-$$.sock"
+    podman system service --time=0 "unix://$sock" >/dev/null 2>&1 &
+    service_pid=$!
+    wait_until 20 test -S "$sock" || fail "podman system service"
+    export DOCKER_HOST="unix://$sock"
+  fi
+  # Ryuk, the modules' reaper, is an image of its own from a registry; the containers
+  # are stopped by the modules here. docker_host: the port mapped on the engine's host
+  # (the Python module's default asks the inspect answer for what podman 4 leaves out).
+  export TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 \
+    TESTCONTAINERS_CONNECTION_MODE=docker_host
+  image="$IMAGE"
+  [ "$ENGINE" = podman ] && [[ $image != */* ]] && image="localhost/$image"
+  "$cache/container-venv/bin/python" tests/container/modules.py "$image" || fail "the Python module"
+  node "$cache/container-node/modules.mjs" "$image" || fail "the Node module"
+fi
 
 step "all passed"

@@ -44,7 +44,7 @@ started=()
 volume="aztable-ct-$$"
 service_pid=
 cleanup() {
-  for c in "${started[@]}"; do $ENGINE rm -f "$c" >/dev/null 2>&1 || true; done
+  for c in "${started[@]}"; do $ENGINE rm -f -v "$c" >/dev/null 2>&1 || true; done
   $ENGINE volume rm -f "$volume" >/dev/null 2>&1 || true
   [ -z "$service_pid" ] || kill "$service_pid" 2>/dev/null || true
 }
@@ -123,21 +123,21 @@ step "java: command line, ports"
 run java "$IMAGE" azurite --blobHost 0.0.0.0 --queueHost 0.0.0.0 --tableHost 0.0.0.0
 wait_until 60 all_ports_listen || fail "java: the three ports did not listen"
 smoke full
-quiet $ENGINE rm -f "$cid" >/dev/null
+quiet $ENGINE rm -f -v "$cid" >/dev/null
 
 step "dotnet: entrypoint azurite, log lines"
 run dotnet --entrypoint azurite "$IMAGE" --blobHost 0.0.0.0 --queueHost 0.0.0.0 --tableHost 0.0.0.0
 wait_until 60 all_lines_logged || fail "dotnet: the three log lines did not appear"
 $ENGINE logs "$cid" 2>&1 | grep 'successfully listening' | sed 's/^/   log: /'
 smoke full
-quiet $ENGINE rm -f "$cid" >/dev/null
+quiet $ENGINE rm -f -v "$cid" >/dev/null
 
 step "node: entrypoint azurite, every port, in memory, log lines"
 run node --entrypoint azurite "$IMAGE" --blobHost 0.0.0.0 --blobPort 10000 --queueHost 0.0.0.0 --queuePort 10001 \
   --tableHost 0.0.0.0 --tablePort 10002 --inMemoryPersistence --skipApiVersionCheck
 wait_until 60 all_lines_logged || fail "node: the three log lines did not appear"
 smoke full
-quiet $ENGINE rm -f "$cid" >/dev/null
+quiet $ENGINE rm -f -v "$cid" >/dev/null
 
 step "python: image defaults, AZURITE_ACCOUNTS, port 10000"
 run python -e "AZURITE_ACCOUNTS=devstoreaccount1:$KEY" "$IMAGE"
@@ -166,14 +166,14 @@ else
   wait_until 40 sh -c "[ \"\$($ENGINE inspect --format '{{.State.Health.Status}}' $cid)\" = healthy ]" || fail "docker health status"
   echo "   docker health status: healthy"
 fi
-quiet $ENGINE rm -f "$cid" >/dev/null
+quiet $ENGINE rm -f -v "$cid" >/dev/null
 
 step "user flags keep the container defaults: --inMemoryPersistence alone"
 run flags "$IMAGE" --inMemoryPersistence
 wait_until 60 all_lines_logged || fail "flags: no log lines"
 smoke full
 $ENGINE logs "$cid" 2>&1 | grep -q 'Permission denied' && fail "flags: permission denied"
-quiet $ENGINE rm -f "$cid" >/dev/null
+quiet $ENGINE rm -f -v "$cid" >/dev/null
 
 step "restart keeps /data (named volume)"
 $ENGINE volume create "$volume" >/dev/null
@@ -186,7 +186,7 @@ wait_until 60 all_ports_listen || fail "restart: ports after the restart"
 echo "   restarted in $((SECONDS - r)) s"
 smoke read
 $ENGINE logs "$cid" 2>&1 | grep -c 'Azurite Table service is successfully listening' | sed 's/^/   table lines in the log (two starts): /'
-quiet $ENGINE rm -f "$cid" >/dev/null
+quiet $ENGINE rm -f -v "$cid" >/dev/null
 
 if [ "${MODULES:-}" = 1 ]; then
   step "Testcontainers modules (Python, Node)"

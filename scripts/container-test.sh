@@ -84,10 +84,21 @@ wait_until() {
   echo "   ready after $((SECONDS - w)) s"
 }
 host_port_open() { python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$1"; }
-# as Testcontainers Java's internal check: the port listens inside the container
-inner_listens() { $ENGINE exec "$cid" sh -c "grep -qi ':$(printf '%04X' "$1") ' /proc/net/tcp /proc/net/tcp6"; }
+# Testcontainers Java's internal check, word for word (InternalCommandPortListeningCheck):
+# a shell loop in the container until every port shows in /proc/net/tcp* (or nc or
+# bash's /dev/tcp connects); Java bounds it by its startup timeout, here 60 s
+java_internal_check() {
+  local cmd="while true; do ( true" p
+  for p in "$@"; do
+    cmd+=" &&  ($(printf "grep -i ':0*%x' /proc/net/tcp*" "$p") || nc -vz -w 1 localhost $p || /bin/bash -c '</dev/tcp/localhost/$p')"
+  done
+  cmd+=" ) && exit 0 || sleep 0.1; done"
+  timeout 60 $ENGINE exec "$cid" /bin/sh -c "$cmd"
+}
+# and its external check: each mapped port accepts from the host
 all_ports_listen() {
-  for p in 10000 10001 10002; do inner_listens $p && host_port_open "$(port $p)" || return 1; done
+  java_internal_check 10000 10001 10002 || return 1
+  for p in 10000 10001 10002; do host_port_open "$(port $p)" || return 1; done
 }
 all_lines_logged() {
   local log

@@ -8,7 +8,16 @@ use std::path::PathBuf;
 /// aztable: an Azure Table Storage compatible server (an Azurite-compatible emulator
 /// backed by RocksDB).
 #[derive(Debug, Clone, Parser)]
-#[command(name = "aztable", version, about, long_about = None, disable_version_flag = true)]
+#[command(
+    name = "aztable",
+    version,
+    about,
+    long_about = None,
+    disable_version_flag = true,
+    after_help = "Also answers to Azurite's command names: `azurite ...` and `azurite-table ...` (a link of that \
+                  name, or `aztable azurite ...`), with every flag of theirs.\n\
+                  `aztable healthcheck [--host IP] [--port N]`: exit 0 if a server answers there, 1 if not."
+)]
 pub struct Args {
     /// Address to listen on. Use 0.0.0.0 to accept connections from other hosts.
     /// Env: AZTABLE_HOST (the container image sets 0.0.0.0).

@@ -8,18 +8,29 @@ use std::path::PathBuf;
 /// aztable: an Azure Table Storage compatible server (an Azurite-compatible emulator
 /// backed by RocksDB).
 #[derive(Debug, Clone, Parser)]
-#[command(name = "aztable", version, about, long_about = None)]
+#[command(
+    name = "aztable",
+    version,
+    about,
+    long_about = None,
+    disable_version_flag = true,
+    after_help = "Also answers to Azurite's command names: `azurite ...` and `azurite-table ...` (a link of that \
+                  name, or `aztable azurite ...`), with every flag of theirs.\n\
+                  `aztable healthcheck [--host IP] [--port N]`: exit 0 if a server answers there, 1 if not."
+)]
 pub struct Args {
     /// Address to listen on. Use 0.0.0.0 to accept connections from other hosts.
-    #[arg(long = "tableHost", default_value = "127.0.0.1")]
+    /// Env: AZTABLE_HOST (the container image sets 0.0.0.0).
+    #[arg(long = "tableHost", env = "AZTABLE_HOST", default_value = "127.0.0.1")]
     pub table_host: String,
 
-    /// Port to listen on (0 picks a free port; the chosen port is logged).
-    #[arg(long = "tablePort", default_value_t = 10002)]
+    /// Port to listen on (0 picks a free port; the chosen port is logged). Env: AZTABLE_PORT.
+    #[arg(long = "tablePort", env = "AZTABLE_PORT", default_value_t = 10002)]
     pub table_port: u16,
 
-    /// Directory holding the RocksDB data.
-    #[arg(short = 'l', long = "location", default_value = "./aztable-data")]
+    /// Directory holding the RocksDB data. Env: AZTABLE_LOCATION (the container image
+    /// sets /data).
+    #[arg(short = 'l', long = "location", env = "AZTABLE_LOCATION", default_value = "./aztable-data")]
     pub location: PathBuf,
 
     /// Keep all data in memory only; nothing is written to disk and nothing survives a restart.
@@ -179,6 +190,54 @@ pub struct Args {
     /// tail) never needs this.
     #[arg(long = "recoverTolerate")]
     pub recover_tolerate: bool,
+
+    #[command(flatten)]
+    pub azurite: AzuriteArgs,
+}
+
+/// The flags of Azurite's `azurite` command that concern its Blob and Queue services,
+/// accepted so its command lines (Testcontainers', scripts') work unchanged. The Blob and
+/// Queue ports, when given, answer every request with an error saying that this
+/// emulator serves the Table service only (`http::other_service`); the rest is ignored
+/// with a notice at startup.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AzuriteArgs {
+    /// Print the version and exit.
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+
+    /// Blob service address: its port only answers that this emulator serves tables
+    /// (501 NotImplemented). Env: AZTABLE_BLOB_HOST (the container image sets 0.0.0.0).
+    #[arg(long = "blobHost", value_name = "IP", env = "AZTABLE_BLOB_HOST")]
+    pub blob_host: Option<String>,
+
+    /// Blob service port (default 10000), answered as --blobHost says.
+    #[arg(long = "blobPort", value_name = "PORT")]
+    pub blob_port: Option<u16>,
+
+    /// Queue service address: like --blobHost. Env: AZTABLE_QUEUE_HOST.
+    #[arg(long = "queueHost", value_name = "IP", env = "AZTABLE_QUEUE_HOST")]
+    pub queue_host: Option<String>,
+
+    /// Queue service port (default 10001).
+    #[arg(long = "queuePort", value_name = "PORT")]
+    pub queue_port: Option<u16>,
+
+    /// Ignored (Azurite's Blob keep-alive timeout).
+    #[arg(long = "blobKeepAliveTimeout", value_name = "SECONDS")]
+    pub blob_keep_alive_timeout: Option<String>,
+
+    /// Ignored (Azurite's Queue keep-alive timeout).
+    #[arg(long = "queueKeepAliveTimeout", value_name = "SECONDS")]
+    pub queue_keep_alive_timeout: Option<String>,
+
+    /// Ignored: aztable collects no telemetry.
+    #[arg(long = "disableTelemetry")]
+    pub disable_telemetry: bool,
+
+    /// Ignored (Azurite's limit on in-memory blob and queue extents).
+    #[arg(long = "extentMemoryLimit", value_name = "MB")]
+    pub extent_memory_limit: Option<String>,
 }
 
 /// Server settings derived from [`Args`] and the environment.
@@ -222,6 +281,13 @@ pub struct Config {
     pub shutdown_timeout: std::time::Duration,
     /// `--fsync`, `--recoverTolerate`: how the data directory is opened and written.
     pub store: crate::store::recovery::OpenOptions,
+    /// `--blobHost`/`--blobPort`: where the Blob port answers "Table service only".
+    pub blob: Option<SocketAddr>,
+    /// `--queueHost`/`--queuePort`: the same for the Queue port.
+    pub queue: Option<SocketAddr>,
+    /// One line each for what was given but does not apply to a table service; logged at
+    /// startup.
+    pub notices: Vec<String>,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -268,9 +334,8 @@ impl Config {
             &args.fault_ops,
             &args.fault_tables,
         )?;
-        let host = if args.table_host == "localhost" { "127.0.0.1" } else { args.table_host.as_str() };
-        let ip: std::net::IpAddr =
-            host.parse().map_err(|_| format!("--tableHost: '{}' is not an IP address", args.table_host))?;
+        let ip = parse_host("--tableHost", &args.table_host)?;
+        let (blob, queue, notices) = other_services(&args.azurite)?;
         Ok(Config {
             listen: SocketAddr::new(ip, args.table_port),
             data_dir: (!args.in_memory_persistence).then_some(args.location),
@@ -297,9 +362,60 @@ impl Config {
                 sync_writes: args.fsync,
                 recover_tolerate: args.recover_tolerate,
             },
+            blob,
+            queue,
+            notices,
         })
     }
 }
+
+/// An address flag's value: an IP address, or `localhost` (127.0.0.1).
+fn parse_host(flag: &str, value: &str) -> Result<std::net::IpAddr, String> {
+    let host = if value == "localhost" { "127.0.0.1" } else { value };
+    host.parse().map_err(|_| format!("{flag}: '{value}' is not an IP address"))
+}
+
+/// Azurite's Blob and Queue flags: the addresses of the ports that answer "Table service
+/// only" (a host or a port given; the port defaults to Azurite's), and a notice for each
+/// flag that is ignored.
+#[allow(clippy::type_complexity)]
+fn other_services(a: &AzuriteArgs) -> Result<(Option<SocketAddr>, Option<SocketAddr>, Vec<String>), String> {
+    let addr = |host_flag: &str, host: &Option<String>, port: Option<u16>, default_port: u16| {
+        if host.is_none() && port.is_none() {
+            return Ok(None);
+        }
+        let ip = parse_host(host_flag, host.as_deref().unwrap_or("127.0.0.1"))?;
+        Ok::<_, String>(Some(SocketAddr::new(ip, port.unwrap_or(default_port))))
+    };
+    let blob = addr("--blobHost", &a.blob_host, a.blob_port, BLOB_PORT)?;
+    let queue = addr("--queueHost", &a.queue_host, a.queue_port, QUEUE_PORT)?;
+    let mut notices = Vec::new();
+    if a.disable_telemetry {
+        notices.push("--disableTelemetry ignored: aztable collects no telemetry".to_owned());
+    }
+    if a.extent_memory_limit.is_some() {
+        notices.push(
+            "--extentMemoryLimit ignored: it limits Azurite's blob and queue extents; tables have none"
+                .to_owned(),
+        );
+    }
+    for (flag, given) in [
+        ("--blobKeepAliveTimeout", &a.blob_keep_alive_timeout),
+        ("--queueKeepAliveTimeout", &a.queue_keep_alive_timeout),
+    ] {
+        if given.is_some() {
+            notices.push(format!(
+                "{flag} ignored: the Blob and Queue ports only answer that this emulator serves tables"
+            ));
+        }
+    }
+    Ok((blob, queue, notices))
+}
+
+/// Azurite's Blob service port, answered "Table service only" when asked for.
+pub const BLOB_PORT: u16 = 10000;
+/// Azurite's Queue service port.
+pub const QUEUE_PORT: u16 = 10001;
 
 /// The targets of `--throttle` with `--partitionRate`/`--accountRate` (either implies
 /// `--throttle`; the other keeps its default), or `None`.

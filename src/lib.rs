@@ -16,6 +16,8 @@
 //! ```
 //!
 //! - [`config`]: command line and environment → [`config::Config`].
+//! - [`cli`]: the name the binary was started under (`azurite`, `azurite-table`), the
+//!   `healthcheck` command, Azurite's environment variables.
 //! - [`model`]: entities, Edm values, names, time, continuation tokens, key ranges and
 //!   the row a filter reads, stored access policies.
 //! - [`error`]: the wire error registry and [`error::ApiError`].
@@ -37,6 +39,7 @@
 
 pub mod auth;
 pub mod batch;
+pub mod cli;
 pub mod config;
 pub mod endpoint;
 pub mod error;

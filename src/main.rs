@@ -28,14 +28,20 @@ fn main() -> std::process::ExitCode {
     if let Some(code) = aztable::transfer::run_subcommand(&argv) {
         return code;
     }
-    let args = Args::parse();
-    let config = match Config::from_args(args, std::env::var("AZURITE_ACCOUNTS").ok()) {
+    // `azurite ...`, `aztable azurite ...`, `aztable healthcheck ...` (see `cli`)
+    let (personality, argv) = match aztable::cli::invocation(argv) {
+        aztable::cli::Invocation::Serve(personality, argv) => (personality, argv),
+        aztable::cli::Invocation::Healthcheck(argv) => return healthcheck(argv),
+    };
+    let args = Args::parse_from(argv);
+    let mut config = match Config::from_args(args, std::env::var("AZURITE_ACCOUNTS").ok()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("aztable: {e}");
             return std::process::ExitCode::from(2);
         }
     };
+    aztable::cli::apply_azurite(&mut config, personality, |name| std::env::var(name).ok());
     if let Err(e) = init_tracing(&config) {
         eprintln!("aztable: {e}");
         return std::process::ExitCode::from(2);
@@ -64,13 +70,37 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// `aztable healthcheck [--host IP] [--port N]`: exit 0 when a server answers there, 1
+/// when not (for a container's HEALTHCHECK).
+fn healthcheck(argv: Vec<std::ffi::OsString>) -> std::process::ExitCode {
+    let args = aztable::cli::HealthcheckArgs::parse_from(argv);
+    let addr = std::net::SocketAddr::new(args.host, args.port);
+    match aztable::http::healthcheck::probe(addr, std::time::Duration::from_secs(args.timeout)) {
+        Ok(answer) => {
+            println!("healthy: {addr} answered ({answer})");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("unhealthy: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 fn init_tracing(config: &Config) -> Result<(), String> {
     // --silent turns off the access log (one line per request), not the startup lines.
     let default = if config.silent { "info,aztable::access=off" } else { "info" };
     let filter = EnvFilter::try_from_env("AZTABLE_LOG").unwrap_or_else(|_| EnvFilter::new(default));
-    let stdout = tracing_subscriber::fmt::layer().with_target(false).with_filter(filter);
+    // colours only for a terminal: a container's or a CI job's log keeps plain text
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let stdout = tracing_subscriber::fmt::layer().with_target(false).with_ansi(ansi).with_filter(filter);
     let debug = match &config.debug_log {
         Some(path) => {
+            // as Azurite: the file's directory is made if missing
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create the debug log's directory {}: {e}", dir.display()))?;
+            }
             let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -80,12 +110,17 @@ fn init_tracing(config: &Config) -> Result<(), String> {
                 tracing_subscriber::fmt::layer()
                     .with_ansi(false)
                     .with_writer(std::sync::Mutex::new(file))
-                    .with_filter(EnvFilter::new("debug")),
+                    // each request's headers (secrets hidden), the string to sign of a
+                    // refused signature, timings; and everything the console shows
+                    .with_filter(EnvFilter::new("info,aztable=debug")),
             )
         }
         None => None,
     };
     tracing_subscriber::registry().with(stdout).with(debug).init();
+    if let Some(path) = &config.debug_log {
+        tracing::info!("debug log: {}", path.display());
+    }
     Ok(())
 }
 
@@ -106,6 +141,8 @@ async fn run(config: Config) -> Result<(), String> {
     if let Some(extra) = &config.extra_accounts {
         accounts.add_from_env(extra).map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
     }
+    tracing::info!("aztable {} (Azure Table Storage emulator)", env!("CARGO_PKG_VERSION"));
+    config.notices.iter().for_each(|notice| tracing::info!("notice: {notice}"));
     let store = open_store(&config)?;
     let service = TableService::open(store)
         .map_err(|e| format!("cannot open the data directory: {e}"))?
@@ -144,6 +181,8 @@ async fn run(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let blob = bind_other_service("Blob", "--blobHost/--blobPort", config.blob).await?;
+    let queue = bind_other_service("Queue", "--queueHost/--queuePort", config.queue).await?;
     let data = match &config.data_dir {
         Some(d) => format!("RocksDB at {}", d.display()),
         None => "in memory (--inMemoryPersistence: nothing is kept)".to_owned(),
@@ -155,7 +194,23 @@ async fn run(config: Config) -> Result<(), String> {
     }
     log_test_modes(&config);
     let shutdown = shutdown_signal();
+    tracing::info!("connection string: {}", aztable::cli::connection_string(addr, tls.is_some()));
+    // Azurite's lines, word for word: Testcontainers and scripts wait for them
+    for (name, bound) in [("Blob", &blob), ("Queue", &queue)] {
+        if let Some((_, at)) = bound {
+            println!("Azurite {name} service is successfully listening at http://{at}");
+        }
+    }
+    println!("Azurite Table service is successfully listening at {scheme}://{addr}");
     tracing::info!("aztable listening on {scheme}://{addr}");
+    for (name, listener) in [("Blob", blob), ("Queue", queue)] {
+        if let Some((listener, at)) = listener {
+            tracing::info!(
+                "{name} port {at}: answers 501 NotImplemented (this emulator serves the Table service only)"
+            );
+            tokio::spawn(aztable::http::serve_other_service(listener, name));
+        }
+    }
     if advisor.is_some() {
         tracing::info!("partition advisor at {scheme}://{addr}/_aztable/insight");
     }
@@ -173,6 +228,20 @@ async fn run(config: Config) -> Result<(), String> {
     drop(state);
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Binds the Blob or Queue port of Azurite's command line, if asked for.
+async fn bind_other_service(
+    name: &str,
+    flags: &str,
+    at: Option<std::net::SocketAddr>,
+) -> Result<Option<(tokio::net::TcpListener, std::net::SocketAddr)>, String> {
+    let Some(at) = at else { return Ok(None) };
+    let listener = tokio::net::TcpListener::bind(at)
+        .await
+        .map_err(|e| format!("cannot listen on {at} for the {name} port ({flags}): {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok(Some((listener, bound)))
 }
 
 /// Says at startup when throttling or fault injection is on: answers differ from a

@@ -55,7 +55,18 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     // cheaper than cloning every header.
     let method = parts.method.clone();
     let path = parts.uri.path().to_owned();
+    let query = parts.uri.query().map(str::to_owned);
+    let client = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
     let origin = header(&parts.headers, "origin").map(str::to_owned);
+    // `--debug FILE`: the request in detail, secrets hidden
+    tracing::debug!(
+        target: "aztable::debug",
+        request_id = %ctx.request_id,
+        client = client.map(tracing::field::display),
+        "{method} {path}{} headers:{}",
+        shown_query(query.as_deref()),
+        super::redact::headers(&parts.headers),
+    );
     let result = match CatchPanic::new(handle(&state, &mut ctx, &mut op, parts, body, started)).await {
         Ok(result) => result,
         Err(panic) => {
@@ -67,7 +78,19 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     };
     let resp = match result {
         Ok(r) => r,
-        Err(e) => error_response::render(&e, &ctx),
+        Err(e) => {
+            if let Some(detail) = &e.auth_detail {
+                // the string to sign the server computed, for comparing with the client's
+                tracing::debug!(
+                    target: "aztable::debug",
+                    request_id = %ctx.request_id,
+                    "{} {}: {detail}",
+                    e.status(),
+                    e.code.as_str()
+                );
+            }
+            error_response::render(&e, &ctx)
+        }
     };
     let mut resp = response::finish(resp, &ctx);
     // the idle timeout the connection has (see `server`), unless it is closing anyway
@@ -81,14 +104,25 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     }
     tracing::info!(
         target: "aztable::access",
+        client = client.map(tracing::field::display),
         method = %method,
         operation = op,
         status = resp.status().as_u16(),
+        error_code = resp.headers().get("x-ms-error-code").and_then(|v| v.to_str().ok()),
         latency_us = started.elapsed().as_micros() as u64,
         request_id = %ctx.request_id,
-        "{method} {path}"
+        "{method} {path}{}",
+        shown_query(query.as_deref()),
     );
     resp
+}
+
+/// The query string as logged (`?` and the query with secrets hidden, or nothing).
+fn shown_query(query: Option<&str>) -> String {
+    match query {
+        Some(q) if !q.is_empty() => format!("?{}", super::redact::query(q)),
+        _ => String::new(),
+    }
 }
 
 async fn handle(
@@ -126,12 +160,20 @@ async fn handle(
     let req = Req { headers: parts.headers, query, body };
     let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
     let deadline = started + limits.request_timeout;
+    let handler_started = Instant::now();
     let resp = match tokio::time::timeout_at(deadline, handlers::handle(state, ctx, endpoint, &req)).await {
-        Ok(resp) => resp?,
+        Ok(resp) => resp,
         // the service's answer to a request over its server-side time
-        Err(_) => return Err(ApiError::new(ErrorCode::OperationTimedOut)),
+        Err(_) => Err(ApiError::new(ErrorCode::OperationTimedOut)),
     };
-    super::fault::after(armed, resp)
+    tracing::debug!(
+        target: "aztable::debug",
+        request_id = %ctx.request_id,
+        operation = *op,
+        handler_us = handler_started.elapsed().as_micros() as u64,
+        "handled"
+    );
+    super::fault::after(armed, resp?)
 }
 
 /// The checks made on the request head: its size and URI, the version, the account, the

@@ -10,14 +10,18 @@ mod dispatch;
 mod error_response;
 mod fault;
 mod handlers;
+pub mod healthcheck;
 mod insight;
 pub mod limits;
+mod other_service;
 pub mod query;
+mod redact;
 mod request;
 mod response;
 mod server;
 mod tls;
 
+pub use other_service::serve_other_service;
 pub use server::{serve, ConnLimits, TlsConfig};
 pub use tls::load_config as load_tls_config;
 

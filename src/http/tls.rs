@@ -127,6 +127,7 @@ impl TlsListener {
                 };
                 let (acceptor, tx) = (acceptor.clone(), tx.clone());
                 tokio::spawn(async move {
+                    let Some(stream) = refuse_plain_http(stream, peer).await else { return };
                     match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                         Ok(Ok(tls)) => {
                             let _ = tx.send((tls, peer)).await;
@@ -139,6 +140,36 @@ impl TlsListener {
         });
         Ok(TlsListener { ready, local, acceptor_task })
     }
+}
+
+/// The answer to plain HTTP on the HTTPS port.
+const PLAIN_HTTP_ANSWER: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\
+Connection: close\r\nContent-Length: 63\r\n\r\nThis port serves HTTPS (--cert): use https:// in the endpoint.\n";
+
+/// Looks at a new connection's first bytes: a TLS handshake goes on to the handshake;
+/// plain HTTP (a client given `http://` for an HTTPS server) is answered 400 in plain
+/// HTTP saying so, and logged in one line, instead of failing as a handshake error that
+/// only the debug log would show.
+async fn refuse_plain_http(stream: TcpStream, peer: SocketAddr) -> Option<TcpStream> {
+    // every HTTP method starts with three capital letters; a TLS record with 0x16
+    let mut first = [0u8; 3];
+    let peeked = tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut first)).await;
+    let Ok(Ok(n)) = peeked else { return Some(stream) };
+    if n == 0 || !first[..n].iter().all(u8::is_ascii_uppercase) {
+        return Some(stream);
+    }
+    tracing::warn!(%peer, "plain HTTP on the HTTPS port: answered 400; the client should use https://");
+    let mut stream = stream;
+    use tokio::io::AsyncWriteExt;
+    let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
+        // the request head is read (and dropped) first, so closing does not reset the answer
+        let mut scratch = [0u8; 4096];
+        let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut scratch).await;
+        let _ = stream.write_all(PLAIN_HTTP_ANSWER).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+    None
 }
 
 impl Drop for TlsListener {

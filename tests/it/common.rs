@@ -68,6 +68,14 @@ impl TestServer {
         TestServer::spawn(cmd, None)
     }
 
+    /// Starts `program` (the server binary under another name, e.g. a link named
+    /// `azurite`) with exactly these flags.
+    pub fn start_program(program: &std::path::Path, args: &[&str]) -> TestServer {
+        let mut cmd = Command::new(program);
+        cmd.args(args).env("AZTABLE_LOG", "info").stdout(Stdio::piped()).stderr(Stdio::inherit());
+        TestServer::spawn(cmd, None)
+    }
+
     /// The log lines printed so far that contain `needle`.
     pub fn log_lines(&self, needle: &str) -> Vec<String> {
         let log = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -8,6 +8,7 @@ mod access;
 mod atom;
 mod batch;
 mod browse;
+mod cli;
 mod connections;
 mod crash;
 mod entities;

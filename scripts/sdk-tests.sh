@@ -27,7 +27,12 @@ ACCOUNT="devstoreaccount1"
 KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 STARTUP_TIMEOUT="${SDK_TESTS_STARTUP_TIMEOUT:-30}"
 SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json}"
+# The suites' Python packages go into a virtual environment of their own (stock Debian
+# refuses a global pip install): $SDK_TESTS_VENV, default ~/.cache/aztable/sdk-venv.
+# A PYTHON given in the environment is used as it is instead.
+PYTHON_GIVEN="${PYTHON:-}"
 PYTHON="${PYTHON:-python3}"
+VENV="${SDK_TESTS_VENV:-$HOME/.cache/aztable/sdk-venv}"
 
 log() { printf '[sdk-tests] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
@@ -73,7 +78,18 @@ port_open() {
 }
 
 # --- dependencies --------------------------------------------------------------------------
+use_venv() {
+  [[ -n "$PYTHON_GIVEN" ]] && return
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    [[ "${SDK_TESTS_SKIP_INSTALL:-0}" == "1" ]] && return
+    log "creating the Python virtual environment $VENV"
+    "$PYTHON" -m venv "$VENV" >&2 || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  fi
+  PYTHON="$VENV/bin/python"
+}
+
 install_deps() {
+  use_venv
   if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" == "1" ]]; then
     return
   fi

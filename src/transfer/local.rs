@@ -3,8 +3,10 @@
 
 use crate::model::Entity;
 use crate::service::{QueryEntities, ServiceError, TableService};
+#[cfg(feature = "rocksdb")]
 use crate::store::{keys, Store};
 use std::path::Path;
+#[cfg(feature = "rocksdb")]
 use std::sync::Arc;
 
 /// Entities a restore transaction holds at most.

@@ -62,6 +62,21 @@ pub enum EdmValue {
     Binary(Vec<u8>),
 }
 
+/// Whether two property lists hold the same names and values in the same order,
+/// Doubles compared bit for bit (so NaN equals NaN and -0.0 differs from 0.0): what a
+/// round trip through a wire format must keep. Used by the round-trip tests and fuzz
+/// targets.
+pub fn identical(a: &[(String, EdmValue)], b: &[(String, EdmValue)]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|((na, va), (nb, vb))| {
+            na == nb
+                && match (va, vb) {
+                    (EdmValue::Double(x), EdmValue::Double(y)) => x.to_bits() == y.to_bits(),
+                    _ => va == vb,
+                }
+        })
+}
+
 /// A borrowed [`EdmValue`]: what a filter reads from a stored row without copying it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EdmRef<'a> {

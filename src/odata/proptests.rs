@@ -2,6 +2,7 @@
 //! trip at minimal and full metadata, and the parser never panics on arbitrary input.
 
 use super::*;
+use crate::model::edm::identical as same;
 use crate::model::time::{MAX_EDM_DATETIME, MIN_EDM_DATETIME};
 use crate::model::{EdmValue, Entity, Ticks};
 use proptest::prelude::*;
@@ -33,18 +34,6 @@ fn entity() -> impl Strategy<Value = Entity> {
         }
         e
     })
-}
-
-/// Equality that treats NaN as equal to NaN and tells -0.0 from 0.0.
-fn same(a: &[(String, EdmValue)], b: &[(String, EdmValue)]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|((na, va), (nb, vb))| {
-            na == nb
-                && match (va, vb) {
-                    (EdmValue::Double(x), EdmValue::Double(y)) => x.to_bits() == y.to_bits(),
-                    _ => va == vb,
-                }
-        })
 }
 
 const URLS: Urls<'static> =

@@ -1,7 +1,8 @@
 //! `aztable export` and `aztable import`: a table or an account as JSON lines (one
 //! entity a line, typed; see [`format`]), read from or written to a running server
 //! (over HTTP with the account key) or the data directory of a stopped one; and
-//! Azurite's table database as a source, to migrate ([`azurite`]).
+//! Azurite's table database as an import source and an export destination, to migrate
+//! either way ([`azurite`]).
 //!
 //! A top layer beside `http`: it uses the service (for a data directory), `odata` (the
 //! line format is the service's entity JSON), `auth::sign` (SharedKey for HTTP) and
@@ -64,8 +65,14 @@ pub struct ExportArgs {
     pub table: Option<String>,
 
     /// Write to this file (default: standard output).
-    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    #[arg(short = 'o', long = "out", value_name = "FILE", conflicts_with = "azurite")]
     pub out: Option<PathBuf>,
+
+    /// Write Azurite's table database instead: a new __azurite_db_table__.json in this
+    /// directory (created if need be), or this file name. Azurite serves it from that
+    /// --location, under the same account. An existing file is not overwritten.
+    #[arg(long = "azurite", value_name = "PATH")]
+    pub azurite: Option<PathBuf>,
 }
 
 /// aztable import: read JSON lines written by `aztable export` (or Azurite's table
@@ -223,6 +230,9 @@ async fn export(args: ExportArgs) -> Result<(), String> {
         Some(t) => vec![source.table(t).await?],
         None => source.tables().await?,
     };
+    if let Some(path) = &args.azurite {
+        return export_azurite(&args, &source, &tables, path).await;
+    }
     let out: Box<dyn Write> = match &args.out {
         Some(path) => Box::new(
             std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
@@ -251,6 +261,50 @@ async fn export(args: ExportArgs) -> Result<(), String> {
         }
     }
     out.flush().map_err(write_err)?;
+    progress.finish();
+    Ok(())
+}
+
+/// Exports `tables` as Azurite's table database at `path` (a directory or the file).
+async fn export_azurite(
+    args: &ExportArgs,
+    source: &Endpoint,
+    tables: &[String],
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let is_file = path.extension().is_some_and(|e| e == "json");
+    let file = if is_file { path.to_path_buf() } else { path.join(azurite::DB_FILE) };
+    if file.exists() {
+        return Err(format!("{} exists: Azurite's data there would be lost", file.display()));
+    }
+    let mut progress = Progress::new("exported");
+    let mut all = Vec::with_capacity(tables.len());
+    for table in tables {
+        progress.table(table);
+        let mut entities = Vec::new();
+        let mut next = None;
+        loop {
+            let (page, more) = source.page(table, next).await?;
+            progress.add(page.len() as u64);
+            entities.extend(page);
+            match more {
+                Some(m) => next = Some(m),
+                None => break,
+            }
+        }
+        all.push(entities);
+    }
+    let out: Vec<_> =
+        tables.iter().zip(&all).map(|(name, entities)| azurite::TableOut { name, entities }).collect();
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let absolute = std::path::absolute(&file).unwrap_or_else(|_| file.clone());
+    let text = azurite::write_db(&args.target.account(), &out, &absolute.to_string_lossy(), created);
+    std::fs::write(&file, text).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     progress.finish();
     Ok(())
 }

@@ -27,21 +27,35 @@ fn text(status: StatusCode, body: &str) -> Response {
     build(status, &[("content-type", "text/plain; charset=utf-8".into())], body.as_bytes().to_vec())
 }
 
-/// Answers an admin request.
-pub(super) fn serve(state: &AppState, parts: &Parts) -> Response {
+/// The rule every admin page follows: on with the advisor (else 404 with `off`), `GET`
+/// or `HEAD` only, open on loopback and otherwise only with an account key.
+fn admit<'a>(
+    state: &'a AppState,
+    parts: &Parts,
+    off: &'static str,
+) -> Result<&'a crate::insight::Advisor, (StatusCode, &'static str)> {
     let Some(advisor) = state.service.insight() else {
-        return text(StatusCode::NOT_FOUND, "The partition advisor is off (--insight off).\n");
+        return Err((StatusCode::NOT_FOUND, off));
     };
     if parts.method != http::Method::GET && parts.method != http::Method::HEAD {
-        return text(StatusCode::METHOD_NOT_ALLOWED, "Only GET is served here.\n");
+        return Err((StatusCode::METHOD_NOT_ALLOWED, "Only GET is served here.\n"));
     }
     if !advisor.options().open && !carries_account_key(state, parts) {
-        return text(
+        return Err((
             StatusCode::FORBIDDEN,
             "The server listens beyond loopback: pass an account key as ?key=<base64 key, \
              percent-encoded> or in an x-aztable-key header.\n",
-        );
+        ));
     }
+    Ok(advisor)
+}
+
+/// Answers an admin request.
+pub(super) fn serve(state: &AppState, parts: &Parts) -> Response {
+    let advisor = match admit(state, parts, "The partition advisor is off (--insight off).\n") {
+        Ok(advisor) => advisor,
+        Err((status, why)) => return text(status, why),
+    };
     let query = parts.uri.query().unwrap_or("");
     let no_store = ("cache-control", "no-store".to_owned());
     match parts.uri.path() {
@@ -108,18 +122,8 @@ pub(super) fn is_browse_path(path: &str) -> bool {
 /// advisor's access rule applies, and it is off with the advisor (`--insight off`).
 pub(super) async fn serve_browse(state: &AppState, parts: &Parts) -> Response {
     use crate::insight::browse;
-    let Some(advisor) = state.service.insight() else {
-        return text(StatusCode::NOT_FOUND, "The admin pages are off (--insight off).\n");
-    };
-    if parts.method != http::Method::GET && parts.method != http::Method::HEAD {
-        return text(StatusCode::METHOD_NOT_ALLOWED, "Only GET is served here.\n");
-    }
-    if !advisor.options().open && !carries_account_key(state, parts) {
-        return text(
-            StatusCode::FORBIDDEN,
-            "The server listens beyond loopback: pass an account key as ?key=<base64 key, \
-             percent-encoded> or in an x-aztable-key header.\n",
-        );
+    if let Err((status, why)) = admit(state, parts, "The admin pages are off (--insight off).\n") {
+        return text(status, why);
     }
     let params: Vec<(String, String)> =
         form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()).into_owned().collect();

@@ -20,12 +20,13 @@
 //! Like Azurite we are lenient about which canonical resource was signed; see
 //! [`authenticate`] for the exact list.
 
-use super::sign::{signature_matches, string_to_sign_head};
+use super::sign::{push_string_to_sign_head, signature_matches};
 use super::{Account, AuthError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use http::HeaderMap;
 use percent_encoding::{percent_decode_str, percent_encode, AsciiSet, CONTROLS, NON_ALPHANUMERIC};
+use std::borrow::Cow;
 
 /// The parts of an HTTP request that take part in SharedKey authentication.
 pub struct AuthRequest<'a> {
@@ -75,8 +76,8 @@ pub fn authenticate(
     let authorization = header_text(authorization);
     let (scheme, header_account, signature) = parse_authorization(&authorization)?;
 
-    let secondary = format!("{}-secondary", account.name);
-    if header_account != account.name && header_account != secondary {
+    let named_secondary = header_account.strip_suffix("-secondary") == Some(account.name.as_str());
+    if header_account != account.name && !named_secondary {
         return Err(AuthError::AccountMismatch {
             header: header_account.to_string(),
             url: account.name.clone(),
@@ -84,28 +85,54 @@ pub fn authenticate(
     }
 
     let date = date_header(req.headers).ok_or(AuthError::MissingDate)?;
-    let prefix = string_to_sign_head(
+    let content_md5 = header_value(req.headers, "content-md5");
+    let content_type = header_value(req.headers, http::header::CONTENT_TYPE.as_str());
+
+    // The string the documented rule gives (reported back on failure), built in one
+    // allocation: the head, then `/{account}{path}` and the raw `?comp=`.
+    let canonical_path = if req.raw_path.is_empty() { "/" } else { req.raw_path };
+    let comp = raw_comp(req.query);
+    let mut primary = String::with_capacity(
+        req.method.len()
+            + content_md5.len()
+            + content_type.len()
+            + date.len()
+            + account.name.len()
+            + canonical_path.len()
+            + comp.map_or(0, |c| c.len() + 6)
+            + 8,
+    );
+    push_string_to_sign_head(
+        &mut primary,
         scheme == Scheme::SharedKeyLite,
         req.method,
-        &header_value(req.headers, "content-md5"),
-        &header_value(req.headers, http::header::CONTENT_TYPE.as_str()),
+        &content_md5,
+        &content_type,
         &date,
     );
+    let head_len = primary.len();
+    primary.push('/');
+    primary.push_str(&account.name);
+    primary.push_str(canonical_path);
+    if let Some(raw) = comp {
+        primary.push_str("?comp=");
+        primary.push_str(raw);
+    }
 
-    let comps = comp_variants(req.query);
-
-    // The string the documented rule gives, reported back on failure.
-    let canonical_path = if req.raw_path.is_empty() { "/" } else { req.raw_path };
-    let canonical_comp = comps.first().map(String::as_str).unwrap_or_default();
-    let primary = format!("{prefix}/{}{canonical_path}{canonical_comp}", account.name);
-
-    let provided = STANDARD.decode(signature.as_bytes()).ok();
-    if let Some(provided) = provided.filter(|p| !p.is_empty()) {
+    // A signature is 32 bytes; a longer one cannot match and is refused as a mismatch.
+    let mut decoded = [0u8; 64];
+    let provided = match STANDARD.decode_slice(signature.as_bytes(), &mut decoded) {
+        Ok(n) if n > 0 => Some(&decoded[..n]),
+        _ => None,
+    };
+    if let Some(provided) = provided {
         // Fast path: what the SDKs sign is the documented string; the lenient variants
         // below are built only when it does not match.
-        if account.keys.iter().any(|key| signature_matches(key, &primary, &provided)) {
+        if account.keys.iter().any(|key| signature_matches(key, &primary, provided)) {
             return Ok(());
         }
+        let prefix = &primary[..head_len];
+        let comps = comp_variants(req.query);
         let mut names: Vec<&str> = vec![account.name.as_str()];
         push_unique(&mut names, header_account);
         let paths = path_variants(req.raw_path, &account.name, path_style_prefix);
@@ -122,7 +149,7 @@ pub fn authenticate(
         }
         for key in &account.keys {
             for sts in &candidates {
-                if signature_matches(key, sts, &provided) {
+                if signature_matches(key, sts, provided) {
                     return Ok(());
                 }
             }
@@ -152,17 +179,17 @@ fn parse_authorization(value: &str) -> Result<(Scheme, &str, &str), AuthError> {
 }
 
 /// A header value as text (lossy for non-UTF-8 bytes, which then simply fail to verify).
-fn header_text(value: &http::HeaderValue) -> String {
-    String::from_utf8_lossy(value.as_bytes()).into_owned()
+fn header_text(value: &http::HeaderValue) -> Cow<'_, str> {
+    String::from_utf8_lossy(value.as_bytes())
 }
 
 /// The first value of a header, or `""`.
-fn header_value(headers: &HeaderMap, name: &str) -> String {
+fn header_value<'h>(headers: &'h HeaderMap, name: &str) -> Cow<'h, str> {
     headers.get(name).map(header_text).unwrap_or_default()
 }
 
 /// `x-ms-date` if present and non-empty, else `Date` if non-empty.
-fn date_header(headers: &HeaderMap) -> Option<String> {
+fn date_header(headers: &HeaderMap) -> Option<Cow<'_, str>> {
     ["x-ms-date", "date"].iter().map(|name| header_value(headers, name)).find(|value| !value.is_empty())
 }
 
@@ -283,16 +310,7 @@ fn split_encoded_slashes(path: &str) -> impl Iterator<Item = &str> {
 
 /// The `?comp=…` suffixes to try; the raw-value form first. `[""]` when there is no `comp`.
 fn comp_variants(query: Option<&str>) -> Vec<String> {
-    let comp = query.and_then(|q| {
-        let params = q.split('&').map(|p| p.split_once('=').unwrap_or((p, "")));
-        let params: Vec<(&str, &str)> = params.collect();
-        params
-            .iter()
-            .find(|(name, _)| *name == "comp")
-            .or_else(|| params.iter().find(|(name, _)| name.eq_ignore_ascii_case("comp")))
-            .map(|(_, value)| *value)
-    });
-    let Some(raw) = comp else {
+    let Some(raw) = raw_comp(query) else {
         return vec![String::new()];
     };
     let mut out = vec![format!("?comp={raw}")];
@@ -305,6 +323,17 @@ fn comp_variants(query: Option<&str>) -> Vec<String> {
         push_unique(&mut out, String::new());
     }
     out
+}
+
+/// The raw value of the query's `comp` parameter: the first one spelled `comp`, else the
+/// first in any letter case (`None`: no such parameter).
+fn raw_comp(query: Option<&str>) -> Option<&str> {
+    let params =
+        || query.into_iter().flat_map(|q| q.split('&')).map(|p| p.split_once('=').unwrap_or((p, "")));
+    params()
+        .find(|(name, _)| *name == "comp")
+        .or_else(|| params().find(|(name, _)| name.eq_ignore_ascii_case("comp")))
+        .map(|(_, value)| value)
 }
 
 #[cfg(test)]

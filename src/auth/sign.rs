@@ -57,11 +57,28 @@ pub fn string_to_sign_head(
     content_type: &str,
     date: &str,
 ) -> String {
-    if lite {
-        format!("{date}\n")
-    } else {
-        format!("{method}\n{content_md5}\n{content_type}\n{date}\n")
+    let mut head = String::new();
+    push_string_to_sign_head(&mut head, lite, method, content_md5, content_type, date);
+    head
+}
+
+/// Appends [`string_to_sign_head`] to `out`.
+pub fn push_string_to_sign_head(
+    out: &mut String,
+    lite: bool,
+    method: &str,
+    content_md5: &str,
+    content_type: &str,
+    date: &str,
+) {
+    if !lite {
+        for part in [method, content_md5, content_type] {
+            out.push_str(part);
+            out.push('\n');
+        }
     }
+    out.push_str(date);
+    out.push('\n');
 }
 
 /// The SharedKey string to sign.

@@ -7,23 +7,28 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// A future that resolves to its inner future's output, or to the panic message.
-pub struct CatchPanic<F> {
-    inner: Pin<Box<F>>,
+pin_project_lite::pin_project! {
+    /// A future that resolves to its inner future's output, or to the panic message.
+    /// The inner future is pinned in place (no allocation per request).
+    pub struct CatchPanic<F> {
+        #[pin]
+        inner: F,
+    }
 }
 
 impl<F: Future> CatchPanic<F> {
     pub fn new(inner: F) -> Self {
-        CatchPanic { inner: Box::pin(inner) }
+        CatchPanic { inner }
     }
 }
 
 impl<F: Future> Future for CatchPanic<F> {
     type Output = Result<F::Output, String>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.project().inner;
         // A panicked future is never polled again: `dispatch` drops it and answers.
-        match catch_unwind(AssertUnwindSafe(|| self.inner.as_mut().poll(cx))) {
+        match catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
             Err(payload) => Poll::Ready(Err(panic_message(payload.as_ref()))),

@@ -16,7 +16,7 @@ const OLDEST_VERSION: &str = "2009-04-14";
 /// Per-request context built by `dispatch`.
 #[derive(Debug, Clone)]
 pub struct RequestCtx {
-    pub request_id: String,
+    pub request_id: RequestId,
     /// The `x-ms-version` the request is served under (echoed on the response).
     pub version: String,
     pub client_request_id: Option<String>,
@@ -47,10 +47,43 @@ impl RequestCtx {
     }
 }
 
+/// An `x-ms-request-id`: a version-4 UUID in its 36-character hyphenated form, kept
+/// inline (no allocation per request).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestId([u8; uuid::fmt::Hyphenated::LENGTH]);
+
+impl RequestId {
+    pub fn as_str(&self) -> &str {
+        // lower-case hex digits and hyphens, always UTF-8
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for RequestId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// A fresh `x-ms-request-id`: a random version-4 UUID. uuid's `fast-rng` draws it from
 /// a thread-local generator seeded from the OS, so there is no syscall per request.
-pub fn new_request_id() -> String {
-    uuid::Uuid::new_v4().hyphenated().to_string()
+pub fn new_request_id() -> RequestId {
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text);
+    RequestId(text)
 }
 
 /// Checks `x-ms-version` the way Azurite does: a well-formed version between the
@@ -107,7 +140,8 @@ mod tests {
 
     #[test]
     fn request_ids_are_distinct_v4_uuids() {
-        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| new_request_id()).collect();
+        let ids: std::collections::HashSet<String> =
+            (0..10_000).map(|_| new_request_id().to_string()).collect();
         assert_eq!(ids.len(), 10_000);
         for id in ids.iter().take(100) {
             let u = uuid::Uuid::parse_str(id).unwrap();

@@ -14,31 +14,30 @@ use crate::auth::{self, AuthRequest};
 use crate::endpoint::Endpoint;
 use crate::error::{ApiError, ErrorCode};
 use axum::body::{Body, HttpBody as _};
-use axum::extract::{ConnectInfo, State};
 use axum::response::Response;
 use http::request::Parts;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use tokio::time::Instant;
 
 /// Where the account came from.
-struct AccountRef {
+struct AccountRef<'a> {
     /// As written in the URL (may end in `-secondary`).
-    url_name: String,
+    url_name: &'a str,
     /// For path-style URLs: the path prefix naming the account (`/devstoreaccount1`).
-    path_prefix: Option<String>,
+    path_prefix: Option<&'a str>,
 }
 
-pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Body>) -> Response {
+/// Serves one request; `client` is the peer's address when known (SAS `sip`, the log).
+pub async fn dispatch(state: &AppState, client: Option<SocketAddr>, req: http::Request<Body>) -> Response {
     let started = Instant::now();
     let (parts, body) = req.into_parts();
     if super::insight::is_browse_path(parts.uri.path()) {
         // the read-only data browser (async: it reads tables)
-        return super::insight::serve_browse(&state, &parts).await;
+        return super::insight::serve_browse(state, &parts).await;
     }
     if super::insight::is_admin_path(parts.uri.path()) {
         // the partition advisor's pages: no account, no version
-        return super::insight::serve(&state, &parts);
+        return super::insight::serve(state, &parts);
     }
     let mut ctx = RequestCtx {
         request_id: ctx::new_request_id(),
@@ -52,11 +51,10 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
     };
     let mut op = "Unknown";
     // What the access log and CORS need after `handle` consumes the request head:
-    // cheaper than cloning every header.
+    // cheaper than cloning every header (the URI shares its bytes).
     let method = parts.method.clone();
-    let path = parts.uri.path().to_owned();
-    let query = parts.uri.query().map(str::to_owned);
-    let client = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+    let uri = parts.uri.clone();
+    let (path, query) = (uri.path(), uri.query());
     let origin = header(&parts.headers, "origin").map(str::to_owned);
     // `--debug FILE`: the request in detail, secrets hidden
     tracing::debug!(
@@ -64,10 +62,10 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
         request_id = %ctx.request_id,
         client = client.map(tracing::field::display),
         "{method} {path}{} headers:{}",
-        shown_query(query.as_deref()),
+        shown_query(query),
         super::redact::headers(&parts.headers),
     );
-    let result = match CatchPanic::new(handle(&state, &mut ctx, &mut op, parts, body, started)).await {
+    let result = match CatchPanic::new(handle(state, &mut ctx, &mut op, client, parts, body, started)).await {
         Ok(result) => result,
         Err(panic) => {
             tracing::error!(request_id = %ctx.request_id, panic = %panic, "request handler panicked");
@@ -100,7 +98,7 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
         }
     }
     if let Some(origin) = &origin {
-        add_cors_headers(&state, &ctx, origin, &method, &mut resp);
+        add_cors_headers(state, &ctx, origin, &method, &mut resp);
     }
     tracing::info!(
         target: "aztable::access",
@@ -112,7 +110,7 @@ pub async fn dispatch(State(state): State<Arc<AppState>>, req: http::Request<Bod
         latency_us = started.elapsed().as_micros() as u64,
         request_id = %ctx.request_id,
         "{method} {path}{}",
-        shown_query(query.as_deref()),
+        shown_query(query),
     );
     resp
 }
@@ -129,6 +127,7 @@ async fn handle(
     state: &AppState,
     ctx: &mut RequestCtx,
     op: &mut &'static str,
+    client: Option<SocketAddr>,
     parts: Parts,
     body: Body,
     started: Instant,
@@ -143,7 +142,7 @@ async fn handle(
     // unauthenticated client cannot make the server hold its body. A refused request's
     // small body is drained to keep the connection; a larger one's is not awaited, and
     // the answer closes the connection (`body::settle_refused`).
-    let (endpoint, query) = match check_head(state, ctx, op, &parts) {
+    let (endpoint, query) = match check_head(state, ctx, op, client, &parts) {
         Ok(checked) => checked,
         Err(mut e) => {
             settle_refused(body, &mut e, limits, started).await;
@@ -182,6 +181,7 @@ fn check_head(
     state: &AppState,
     ctx: &mut RequestCtx,
     op: &mut &'static str,
+    client: Option<SocketAddr>,
     parts: &Parts,
 ) -> Result<(Endpoint, QueryParams), ApiError> {
     limits::check_head(&parts.uri, &parts.headers)?;
@@ -191,16 +191,18 @@ fn check_head(
     ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, parts, raw_path)?;
-    let host = header(&parts.headers, "host").unwrap_or("127.0.0.1").to_owned();
-    let (account, secondary) = crate::endpoint::primary_account(&account_ref.url_name);
+    let host = header(&parts.headers, "host").unwrap_or("127.0.0.1");
+    let (account, secondary) = crate::endpoint::primary_account(account_ref.url_name);
     ctx.account = account.to_owned();
     ctx.secondary = secondary;
-    let scheme = if state.options.https { "https" } else { "http" };
-    ctx.base_url = match &account_ref.path_prefix {
-        Some(prefix) => format!("{scheme}://{host}{prefix}"),
-        None => format!("{scheme}://{host}"),
-    };
-    let rest = match &account_ref.path_prefix {
+    let scheme = if state.options.https { "https://" } else { "http://" };
+    let prefix = account_ref.path_prefix.unwrap_or_default();
+    let mut base_url = String::with_capacity(scheme.len() + host.len() + prefix.len());
+    for part in [scheme, host, prefix] {
+        base_url.push_str(part);
+    }
+    ctx.base_url = base_url;
+    let rest = match account_ref.path_prefix {
         Some(prefix) => &raw_path[prefix.len()..],
         None => raw_path,
     };
@@ -230,7 +232,7 @@ fn check_head(
         let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
         match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
             (Some(token), _) => {
-                authorize_sas(state, ctx, parts, account, &token?, &endpoint)?;
+                authorize_sas(state, ctx, client, parts, account, &token?, &endpoint)?;
                 // served under the token's version when the request names none
                 ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
             }
@@ -242,7 +244,7 @@ fn check_head(
                     query: parts.uri.query(),
                     headers: &parts.headers,
                 };
-                auth::authenticate(&auth_req, account, account_ref.path_prefix.as_deref())?;
+                auth::authenticate(&auth_req, account, account_ref.path_prefix)?;
                 if !state.options.loose {
                     check_date_skew(&parts.headers, chrono::Utc::now())?;
                 }
@@ -337,12 +339,13 @@ fn authorize_bearer(ctx: &RequestCtx, token: &str, endpoint: &Endpoint) -> Resul
 fn authorize_sas(
     state: &AppState,
     ctx: &mut RequestCtx,
+    client: Option<SocketAddr>,
     parts: &Parts,
     account: &auth::Account,
     token: &auth::SasToken,
     endpoint: &Endpoint,
 ) -> Result<(), ApiError> {
-    let client_ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip());
+    let client_ip = client.map(|c| c.ip());
     let now = crate::model::time::wall_now();
     let sas_ctx = auth::SasContext { account, now, client_ip, is_https: state.options.https };
     let policies = |table: &str, si: &str| match state.service.stored_policy(&ctx.account, table, si) {
@@ -387,14 +390,18 @@ fn add_cors_headers(
 /// Finds the account: host-style (`<account>[-secondary].<anything>` when the first
 /// host label names a known account and product-style URLs are on) or path-style (the
 /// first path segment).
-fn resolve_account(state: &AppState, parts: &Parts, raw_path: &str) -> Result<AccountRef, ApiError> {
+fn resolve_account<'a>(
+    state: &AppState,
+    parts: &'a Parts,
+    raw_path: &'a str,
+) -> Result<AccountRef<'a>, ApiError> {
     if !state.options.disable_product_style_url {
         let host = header(&parts.headers, "host").unwrap_or("");
         let hostname = host.rsplit_once(':').map_or(host, |(h, _)| h);
         if let Some((label, _)) = hostname.split_once('.') {
             let (name, _) = crate::endpoint::primary_account(label);
             if hostname.parse::<std::net::IpAddr>().is_err() && state.accounts.get(name).is_some() {
-                return Ok(AccountRef { url_name: label.to_owned(), path_prefix: None });
+                return Ok(AccountRef { url_name: label, path_prefix: None });
             }
         }
     }
@@ -406,10 +413,7 @@ fn resolve_account(state: &AppState, parts: &Parts, raw_path: &str) -> Result<Ac
         ));
     }
     let leading = raw_path.len() - raw_path.trim_start_matches('/').len();
-    Ok(AccountRef {
-        url_name: segment.to_owned(),
-        path_prefix: Some(raw_path[..leading + segment.len()].to_owned()),
-    })
+    Ok(AccountRef { url_name: segment, path_prefix: Some(&raw_path[..leading + segment.len()]) })
 }
 
 #[cfg(test)]

@@ -56,9 +56,18 @@ pub struct AppState {
     pub options: HttpOptions,
 }
 
-/// Builds the axum application: a single fallback handler.
+/// The service as an axum application (a single fallback handler; the client address,
+/// when known, from axum's `ConnectInfo`), for serving without [`serve`]'s connection
+/// handling, as the router-level tests do. [`serve`] calls [`dispatch::dispatch`] directly.
 pub fn router(state: Arc<AppState>) -> axum::Router {
-    axum::Router::new().fallback(dispatch::dispatch).with_state(state)
+    use axum::extract::{ConnectInfo, State};
+    use std::net::SocketAddr;
+    axum::Router::new()
+        .fallback(|State(state): State<Arc<AppState>>, req: axum::extract::Request| async move {
+            let client = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+            dispatch::dispatch(&state, client, req).await
+        })
+        .with_state(state)
 }
 
 #[cfg(test)]

@@ -5,21 +5,28 @@ use super::ctx::RequestCtx;
 use crate::odata::Prefer;
 use axum::body::Body;
 use axum::response::Response;
+use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::StatusCode;
+use std::borrow::Cow;
 
 /// Adds the headers common to every response.
 pub fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
+    /// The usual version's value, checked when compiled.
+    const LATEST: HeaderValue = HeaderValue::from_static(super::ctx::LATEST_VERSION);
     let h = resp.headers_mut();
-    let mut set = |name: &'static str, value: &str| {
-        if let Ok(v) = HeaderValue::from_str(value) {
-            h.insert(HeaderName::from_static(name), v);
-        }
+    if let Ok(v) = HeaderValue::from_bytes(ctx.request_id.as_bytes()) {
+        h.insert(HeaderName::from_static("x-ms-request-id"), v);
+    }
+    let version = match ctx.version.as_str() {
+        super::ctx::LATEST_VERSION => Ok(LATEST),
+        other => HeaderValue::from_str(other),
     };
-    set("x-ms-request-id", &ctx.request_id);
-    set("x-ms-version", &ctx.version);
-    if let Some(id) = &ctx.client_request_id {
-        set("x-ms-client-request-id", id);
+    if let Ok(v) = version {
+        h.insert(HeaderName::from_static("x-ms-version"), v);
+    }
+    if let Some(v) = ctx.client_request_id.as_deref().and_then(|id| HeaderValue::from_str(id).ok()) {
+        h.insert(HeaderName::from_static("x-ms-client-request-id"), v);
     }
     h.insert(http::header::DATE, http_date_now());
     h.insert(http::header::SERVER, HeaderValue::from_static("aztable/0.1 Windows-Azure-Table/1.0"));
@@ -60,6 +67,33 @@ pub fn build(status: StatusCode, headers: &[(&'static str, String)], body: Vec<u
     let h = resp.headers_mut();
     for (name, value) in headers {
         if let Ok(v) = HeaderValue::from_str(value) {
+            h.append(HeaderName::from_static(name), v);
+        }
+    }
+    resp
+}
+
+/// A header value for [`respond`]: static text is used in place and owned text moved
+/// in, so neither is copied.
+pub type Text = Cow<'static, str>;
+
+/// A response with a status, headers and body, the header values taken over without a
+/// copy (the hot paths' [`build`]); invalid values are skipped.
+pub fn respond<const N: usize>(
+    status: StatusCode,
+    headers: [(&'static str, Text); N],
+    body: Vec<u8>,
+) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.reserve(N + 8);
+    for (name, value) in headers {
+        let bytes = match value {
+            Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
+            Cow::Owned(s) => Bytes::from(s),
+        };
+        if let Ok(v) = HeaderValue::from_maybe_shared(bytes) {
             h.append(HeaderName::from_static(name), v);
         }
     }

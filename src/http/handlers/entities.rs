@@ -4,7 +4,7 @@
 
 use super::super::ctx::RequestCtx;
 use super::super::request::{header, Req};
-use super::super::response::{build, created, no_content};
+use super::super::response::{build, created, no_content, respond};
 use super::super::AppState;
 use super::{body_format, data_service_version, entity_at, entity_to_insert, negotiate};
 use crate::error::{ApiError, ErrorCode};
@@ -70,7 +70,7 @@ pub(super) fn decode_token(token: &str) -> Result<String, ApiError> {
 }
 
 fn etag_headers(e: &Entity, format: Format) -> Vec<(&'static str, String)> {
-    vec![("etag", e.etag()), ("dataserviceversion", data_service_version(format, false))]
+    vec![("etag", e.etag()), ("dataserviceversion", data_service_version(format, false).into_owned())]
 }
 
 pub async fn query_entities(
@@ -94,7 +94,7 @@ pub async fn query_entities(
     let select = req.query.select_list();
     let mut headers = vec![("content-type", format.feed_content_type().to_owned())];
     if format == Format::Atom {
-        headers.push(("dataserviceversion", data_service_version(format, select.is_some())));
+        headers.push(("dataserviceversion", data_service_version(format, select.is_some()).into_owned()));
     }
     if let Some((pk, rk)) = &page.next {
         headers.push(("x-ms-continuation-nextpartitionkey", continuation::encode(pk)));
@@ -115,11 +115,13 @@ pub fn get_entity(
     let format = negotiate(req, ctx)?;
     let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
     let select = req.query.select_list();
-    let mut headers =
-        vec![("etag", e.etag()), ("dataserviceversion", data_service_version(format, select.is_some()))];
-    headers.push(("content-type", format.entry_content_type().to_owned()));
     let body = format.entity(&e, table, select.as_deref(), &urls(ctx), wall_now());
-    Ok(build(StatusCode::OK, &headers, body))
+    let headers = [
+        ("etag", e.etag().into()),
+        ("dataserviceversion", data_service_version(format, select.is_some())),
+        ("content-type", format.entry_content_type().into()),
+    ];
+    Ok(respond(StatusCode::OK, headers, body))
 }
 
 pub async fn insert_entity(

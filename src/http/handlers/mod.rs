@@ -61,7 +61,7 @@ fn body_format(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
 
 /// `DataServiceVersion` of a response: 3.0 for JSON; for Atom what the service's
 /// Atom-era clients understand (1.0, and 2.0 for a `$select` projection).
-fn data_service_version(format: Format, projected: bool) -> String {
+fn data_service_version(format: Format, projected: bool) -> super::response::Text {
     match (format, projected) {
         (Format::Json(_), _) => "3.0;".into(),
         (Format::Atom, false) => "1.0;".into(),

@@ -3,7 +3,7 @@
 
 use crate::client::{encode_query_value, Conn, Req, Target};
 use crate::entity::{
-    batch_body, batch_failed, count_entities, entity_json, preload_tag, push_entity_json, BatchBody, Layout,
+    batch_body, batch_outcome, count_entities, entity_json, preload_tag, push_entity_json, BatchBody, Layout,
     Rng, BATCH_SIZE, NEEDLE_EVERY,
 };
 use crate::stats::{cpu_per_request, cpu_us, rss_kb, settle, Recorder, Report, ScanSide};
@@ -353,9 +353,10 @@ async fn preload_table(
                     .with_body(ct, body)
                     .header("x-ms-client-request-id", format!("preload-{k}"));
                 let resp = conn.send(&req).await?;
-                if !resp.ok() || batch_failed(&resp.body) {
+                let outcome = if resp.ok() { batch_outcome(&resp.body, e - s) } else { Err(String::new()) };
+                if let Err(why) = outcome {
                     let text = String::from_utf8_lossy(&resp.body);
-                    return Err(format!("preload batch {k}: HTTP {}: {:.300}", resp.status, text));
+                    return Err(format!("preload batch {k}: HTTP {} {why}: {:.300}", resp.status, text));
                 }
             }
         }));
@@ -424,15 +425,20 @@ async fn work(ctx: Arc<Ctx>, worker: u64, seed: u64) -> Result<Recorder, String>
                     Req::new(Method::POST, format!("{}/$batch", ctx.target.base_path)).with_body(ct, body);
                 let t = Instant::now();
                 match conn.send(&req).await {
-                    Ok(resp) if resp.ok() && !batch_failed(&resp.body) => {
-                        rec.request(t.elapsed());
-                        rec.entities += BATCH_SIZE as u64;
-                    }
                     Ok(resp) => {
                         rec.request(t.elapsed());
-                        rec.error(|| {
-                            format!("HTTP {}: {:.300}", resp.status, String::from_utf8_lossy(&resp.body))
-                        });
+                        let outcome = if resp.ok() {
+                            batch_outcome(&resp.body, BATCH_SIZE as u64)
+                        } else {
+                            Err(String::new())
+                        };
+                        match outcome {
+                            Ok(()) => rec.entities += BATCH_SIZE as u64,
+                            Err(why) => rec.error(|| {
+                                let text = String::from_utf8_lossy(&resp.body);
+                                format!("HTTP {} {why}: {text:.300}", resp.status)
+                            }),
+                        }
                     }
                     Err(e) => rec.error(|| e),
                 }

@@ -13,6 +13,7 @@
 
 mod ceiling;
 mod client;
+mod conns;
 mod entity;
 mod scenarios;
 mod stats;
@@ -224,6 +225,7 @@ async fn run(args: Args) -> Result<bool, String> {
     if args.scanners > 1024 {
         return Err("--scanners must be 0..=1024".into());
     }
+    conns::check_open_files(args.connections + args.scanners)?;
     if args.partition_size == 0 || args.range_size == 0 || args.read_percent > 100 {
         return Err("--partition-size and --range-size must be > 0, --read-percent <= 100".into());
     }

@@ -8,6 +8,7 @@ use crate::entity::{
     Rng, BATCH_SIZE, NEEDLE_EVERY,
 };
 use crate::stats::{cpu_per_request, cpu_us, rss_kb, settle, Recorder, Report, ScanSide};
+use crate::summary::CpuPer;
 use http::Method;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -92,6 +93,15 @@ impl Scenario {
                 | Scenario::PageAll
                 | Scenario::ReadUnderScans
         )
+    }
+
+    /// What the summaries count server CPU per: the entity for batches and scans (one
+    /// request moves many), the request for the rest.
+    pub fn cpu_per(self) -> CpuPer {
+        match self {
+            Scenario::BatchInsert | Scenario::FilteredScan | Scenario::PageAll => CpuPer::Entity,
+            _ => CpuPer::Request,
+        }
     }
 
     /// `--preload` when not given: a table large enough that a pass of the scanners takes
@@ -294,6 +304,7 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
     report.rss_kb = params.pid.and_then(rss_kb);
     // Per request of any kind (point reads and scan pages alike).
     report.server_cpu_us = cpu_per_request(server_cpu0, server_cpu1, requests);
+    report.server_cpu_total_us = server_cpu0.zip(server_cpu1).and_then(|(a, b)| b.checked_sub(a));
     report.client_cpu_us = cpu_per_request(client_cpu0, client_cpu1, requests);
 
     if params.table.is_none() && !params.keep_tables {

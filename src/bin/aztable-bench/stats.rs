@@ -1,6 +1,7 @@
 //! Per-worker counters ([`Recorder`]), the merged result of one scenario run ([`Report`])
-//! and its one-line text / JSON forms, plus the ratio line of `--compare`.
+//! and its one-line text / JSON forms, and the server's CPU time and memory from `/proc`.
 
+use crate::table::round;
 use serde_json::json;
 use std::time::Duration;
 
@@ -46,6 +47,8 @@ impl Recorder {
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub scenario: String,
+    /// The endpoint's label (its host:port unless given).
+    pub label: String,
     pub endpoint: String,
     pub table: String,
     pub connections: usize,
@@ -64,6 +67,8 @@ pub struct Report {
     /// CPU time (user + system) the server process spent during the measured run, per
     /// request, in microseconds, when `--pid` was given.
     pub server_cpu_us: Option<f64>,
+    /// The server's CPU time during the measured run in all, in microseconds.
+    pub server_cpu_total_us: Option<u64>,
     /// The same for this load tool (all its threads).
     pub client_cpu_us: Option<f64>,
     /// With `--settle`: how long the tool waited for the servers to go idle before the
@@ -161,6 +166,7 @@ impl Report {
     pub fn new(scenario: &str, endpoint: &str, table: &str, connections: usize) -> Report {
         Report {
             scenario: scenario.into(),
+            label: endpoint.into(),
             endpoint: endpoint.into(),
             table: table.into(),
             connections,
@@ -201,10 +207,10 @@ impl Report {
         };
         let scans = self.scans.as_ref().map(ScanSide::text).unwrap_or_default();
         format!(
-            "{:<22} {:<44} conns={} time={:.2}s requests={} req/s={:.1} entities/s={:.1} \
+            "{:<22} {:<16} conns={} time={:.2}s requests={} req/s={:.1} entities/s={:.1} \
              p50={:.2}ms p99={:.2}ms max={:.2}ms errors={}{preload}{rss}{cpu}{scans}",
             self.scenario,
-            self.endpoint,
+            self.label,
             self.connections,
             self.elapsed_s,
             self.requests,
@@ -219,7 +225,9 @@ impl Report {
 
     pub fn json(&self) -> serde_json::Value {
         json!({
+            "kind": "run",
             "scenario": self.scenario,
+            "label": self.label,
             "endpoint": self.endpoint,
             "table": self.table,
             "connections": self.connections,
@@ -245,116 +253,11 @@ impl Report {
     }
 }
 
-/// `a / b` for `--compare` (first endpoint over second).
-#[derive(Debug, Clone, Copy)]
-pub struct Ratio {
-    pub requests_per_s: f64,
-    pub entities_per_s: f64,
-    pub p50: f64,
-    pub p99: f64,
-}
-
-impl Ratio {
-    pub fn of(a: &Report, b: &Report) -> Ratio {
-        let div = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
-        Ratio {
-            requests_per_s: div(a.requests_per_s(), b.requests_per_s()),
-            entities_per_s: div(a.entities_per_s(), b.entities_per_s()),
-            p50: div(a.p50_ms, b.p50_ms),
-            p99: div(a.p99_ms, b.p99_ms),
-        }
-    }
-
-    pub fn text(&self, scenario: &str) -> String {
-        format!(
-            "{scenario:<22} ratio first/second: req/s {:.2}x entities/s {:.2}x p50 {:.3}x p99 {:.3}x",
-            self.requests_per_s, self.entities_per_s, self.p50, self.p99
-        )
-    }
-
-    pub fn json(&self, scenario: &str) -> serde_json::Value {
-        json!({
-            "scenario": scenario,
-            "ratio": {
-                "requests_per_s": round(self.requests_per_s),
-                "entities_per_s": round(self.entities_per_s),
-                "p50": round(self.p50),
-                "p99": round(self.p99),
-            }
-        })
-    }
-}
-
 fn per_second(n: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         n as f64 / secs
     } else {
         0.0
-    }
-}
-
-/// The medians of `--repeat` rounds: (first, second, ratio) entities/s per round.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
-    pub rounds: usize,
-    pub first: f64,
-    pub second: f64,
-    pub ratio: f64,
-    pub ratio_min: f64,
-    pub ratio_max: f64,
-}
-
-/// The median of `xs` (the mean of the middle two for an even count); `None` if empty.
-fn median(mut xs: Vec<f64>) -> Option<f64> {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(xs[n / 2]),
-        _ => Some((xs[n / 2 - 1] + xs[n / 2]) / 2.0),
-    }
-}
-
-impl Summary {
-    pub fn of(rounds: &[(f64, f64, f64)]) -> Option<Summary> {
-        let ratios: Vec<f64> = rounds.iter().map(|r| r.2).collect();
-        Some(Summary {
-            rounds: rounds.len(),
-            first: median(rounds.iter().map(|r| r.0).collect())?,
-            second: median(rounds.iter().map(|r| r.1).collect())?,
-            ratio: median(ratios.clone())?,
-            ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
-            ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        })
-    }
-
-    pub fn text(&self, scenario: &str) -> String {
-        format!(
-            "{scenario:<22} median of {} rounds: entities/s {:.1} vs {:.1}, ratio {:.2}x (rounds {:.2}x-{:.2}x)",
-            self.rounds, self.first, self.second, self.ratio, self.ratio_min, self.ratio_max
-        )
-    }
-
-    pub fn json(&self, scenario: &str) -> serde_json::Value {
-        json!({
-            "scenario": scenario,
-            "rounds": self.rounds,
-            "median": {
-                "first_entities_per_s": round(self.first),
-                "second_entities_per_s": round(self.second),
-                "ratio": round(self.ratio),
-            },
-            "ratio_min": round(self.ratio_min),
-            "ratio_max": round(self.ratio_max),
-        })
-    }
-}
-
-fn round(x: f64) -> f64 {
-    if x.is_finite() {
-        (x * 1000.0).round() / 1000.0
-    } else {
-        -1.0
     }
 }
 
@@ -437,8 +340,6 @@ mod tests {
         assert_eq!(r.entities_per_s(), 100.0);
         assert_eq!(r.errors, 1);
         assert_eq!(r.json()["first_error"], "boom");
-        let ratio = Ratio::of(&r, &r);
-        assert_eq!(ratio.requests_per_s, 1.0);
         assert!(r.text().contains("req/s=50.0"));
     }
 
@@ -463,18 +364,6 @@ mod tests {
             r.text()
         );
         assert_eq!(r.json()["scans"]["examined_per_s"], 20_000.0);
-    }
-
-    #[test]
-    fn medians_of_rounds() {
-        assert_eq!(Summary::of(&[]), None);
-        let s = Summary::of(&[(10.0, 2.0, 5.0), (30.0, 1.0, 30.0), (20.0, 4.0, 5.0)]).expect("three rounds");
-        assert_eq!((s.rounds, s.first, s.second, s.ratio), (3, 20.0, 2.0, 5.0));
-        assert_eq!((s.ratio_min, s.ratio_max), (5.0, 30.0));
-        let s = Summary::of(&[(10.0, 2.0, 5.0), (30.0, 1.0, 30.0)]).expect("two rounds");
-        assert_eq!((s.first, s.second, s.ratio), (20.0, 1.5, 17.5));
-        assert!(s.text("point-read").contains("ratio 17.50x (rounds 5.00x-30.00x)"));
-        assert_eq!(s.json("point-read")["median"]["ratio"], 17.5);
     }
 
     #[test]

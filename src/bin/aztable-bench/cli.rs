@@ -34,7 +34,8 @@ pub struct Args {
     pub scenario: String,
 
     /// Concurrent keep-alive connections (one worker each), or a comma-separated sweep
-    /// (16,256,1000): each scenario runs at each count on fresh connections. In
+    /// (16,256,1000): each scenario runs at each count on fresh connections, and a
+    /// summary gives each count's rate and p99 against the first count's. In
     /// read-under-scans: the point readers, beside the `--scanners`.
     #[arg(long, value_delimiter = ',', default_value = "16")]
     pub connections: Vec<usize>,

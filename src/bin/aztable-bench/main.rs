@@ -22,6 +22,7 @@ mod entity;
 mod scenarios;
 mod stats;
 mod summary;
+mod sweep;
 mod table;
 
 /// The same allocator as the server: the load tool allocates per request too, and its
@@ -37,6 +38,7 @@ use scenarios::Params;
 use stats::Report;
 use std::sync::Arc;
 use summary::{Comparison, Sample};
+use sweep::Sweep;
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
@@ -64,7 +66,8 @@ fn main() -> std::process::ExitCode {
 /// Runs everything; `Ok(false)` if some request failed.
 ///
 /// For each scenario, for each connection count: `--repeat` rounds, each running every
-/// endpoint once (in an order rotated per round), then the comparison summary.
+/// endpoint once (in an order rotated per round), then the comparison summary; after
+/// the last count of a sweep, the sweep summary per endpoint.
 async fn run(args: Args) -> Result<bool, String> {
     if let Some(port) = args.ceiling_server {
         ceiling::serve(port, args.serve_for).await?;
@@ -99,6 +102,8 @@ async fn run(args: Args) -> Result<bool, String> {
         plan.endpoints.iter().map(|e| (e.label.clone(), e.url.clone())).collect();
     let mut out = Output { json: args.json, markdown: args.markdown, ..Output::default() };
     for &scenario in &plan.scenarios {
+        // per connection count: each endpoint's samples, round by round
+        let mut sweep: Vec<(usize, Vec<Vec<Sample>>)> = Vec::new();
         for &connections in &plan.connections {
             let mut runs = vec![Vec::new(); plan.endpoints.len()];
             for round in 0..plan.rounds {
@@ -120,6 +125,14 @@ async fn run(args: Args) -> Result<bool, String> {
                     &runs,
                 ));
             }
+            sweep.push((connections, runs));
+        }
+        if plan.connections.len() > 1 {
+            for (e, (label, url)) in labels.iter().enumerate() {
+                let runs: Vec<(usize, Vec<Sample>)> =
+                    sweep.iter().map(|(c, runs)| (*c, runs[e].clone())).collect();
+                out.sweep(&Sweep::of(scenario.name(), label, url, scenario.cpu_per(), &runs));
+            }
         }
     }
     out.finish();
@@ -133,6 +146,7 @@ struct Output {
     markdown: bool,
     /// Markdown rows kept for the end.
     compare_rows: Vec<String>,
+    sweep_rows: Vec<String>,
     /// Errors over all runs.
     errors: u64,
 }
@@ -159,10 +173,21 @@ impl Output {
         }
     }
 
+    fn sweep(&mut self, s: &Sweep) {
+        match (self.json, self.markdown) {
+            (true, _) => s.json().iter().for_each(|line| println!("{line}")),
+            (_, true) => self.sweep_rows.extend(s.markdown_rows()),
+            _ => println!("{}", s.text()),
+        }
+    }
+
     /// The markdown tables, if any.
     fn finish(&self) {
         if !self.compare_rows.is_empty() {
             println!("\n{}\n{}", Comparison::markdown_header(), self.compare_rows.join("\n"));
+        }
+        if !self.sweep_rows.is_empty() {
+            println!("\n{}\n{}", Sweep::markdown_header(), self.sweep_rows.join("\n"));
         }
     }
 }

@@ -173,20 +173,36 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub async fn connect(target: Arc<Target>) -> Result<Conn, String> {
-        let mut conn =
-            Conn { target, stream: None, out: Vec::with_capacity(2048), inb: Vec::with_capacity(8192) };
-        conn.reconnect().await?;
-        Ok(conn)
+    /// Connects, retrying for up to `patience` while the connect is refused or reset (a
+    /// server whose listen backlog is full, or one still starting).
+    pub async fn connect_patiently(target: Arc<Target>, patience: Duration) -> Result<Conn, String> {
+        use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+        let start = std::time::Instant::now();
+        let stream = loop {
+            match open_stream(target.addr).await {
+                Err(e)
+                    if matches!(e.kind(), ConnectionRefused | ConnectionReset | ConnectionAborted)
+                        && start.elapsed() < patience =>
+                {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(e) => return Err(format!("connect {}: {e}", target.addr)),
+                Ok(stream) => break stream,
+            }
+        };
+        Ok(Conn {
+            target,
+            stream: Some(stream),
+            out: Vec::with_capacity(2048),
+            inb: Vec::with_capacity(8192),
+        })
     }
 
     async fn reconnect(&mut self) -> Result<(), String> {
         self.stream = None;
         self.inb.clear();
-        let stream = TcpStream::connect(self.target.addr)
-            .await
-            .map_err(|e| format!("connect {}: {e}", self.target.addr))?;
-        stream.set_nodelay(true).map_err(|e| format!("set_nodelay: {e}"))?;
+        let stream =
+            open_stream(self.target.addr).await.map_err(|e| format!("connect {}: {e}", self.target.addr))?;
         self.stream = Some(stream);
         Ok(())
     }
@@ -260,6 +276,13 @@ impl Conn {
         }
         put(&["\r\n"]);
     }
+}
+
+/// A TCP connection to `addr` with Nagle's algorithm off.
+async fn open_stream(addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
 }
 
 /// Writes all of `head` then `body` (one vectored write when the socket takes them, no
@@ -503,7 +526,7 @@ mod tests {
         });
         let target =
             Arc::new(Target::parse(&format!("http://127.0.0.1:{port}/acc"), "acc", b"key").expect("target"));
-        let mut conn = Conn::connect(target).await.expect("connect");
+        let mut conn = Conn::connect_patiently(target, Duration::ZERO).await.expect("connect");
         let get = Req::new(Method::GET, "/acc/t()".into());
         let r = conn.send(&get).await.expect("first");
         assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));

@@ -189,9 +189,29 @@ impl BatchBody {
     }
 }
 
-/// True if a `$batch` response reports a failed sub-request (`HTTP/1.1 4xx/5xx`).
-pub fn batch_failed(body: &[u8]) -> bool {
-    memchr::memmem::find_iter(body, b"HTTP/1.1 ").any(|i| matches!(body.get(i + 9), Some(b'4' | b'5')))
+/// Checks a `$batch` response to a change set of `ops` operations: every sub-response
+/// status line (`HTTP/1.1 NNN` at the start of a line) must be 2xx, and there must be
+/// one per operation, so that an answer of another shape (an entity, an empty body)
+/// counts as an error rather than as `ops` entities written.
+pub fn batch_outcome(body: &[u8], ops: u64) -> Result<(), String> {
+    let mut ok = 0u64;
+    for i in memchr::memmem::find_iter(body, b"HTTP/1.1 ") {
+        if i > 0 && body[i - 1] != b'\n' {
+            continue;
+        }
+        match body.get(i + 9) {
+            Some(b'2') => ok += 1,
+            _ => {
+                let line = &body[i..];
+                let line = &line[..memchr::memchr(b'\r', line).unwrap_or(line.len()).min(80)];
+                return Err(format!("sub-request failed: {}", String::from_utf8_lossy(line)));
+            }
+        }
+    }
+    if ok != ops {
+        return Err(format!("{ok} sub-responses for {ops} operations"));
+    }
+    Ok(())
 }
 
 /// Number of entities in a nometadata query response (counts `"RowKey":` occurrences; the
@@ -273,8 +293,20 @@ mod tests {
         let parsed = aztable::batch::parse(&ct, &body, &aztable::batch::Limits::default()).expect("parses");
         assert_eq!(parsed.kind, aztable::batch::BatchKind::ChangeSet);
         assert_eq!(parsed.ops.len(), 100);
-        assert!(batch_failed(b"--x\r\nHTTP/1.1 409 Conflict\r\n"));
-        assert!(!batch_failed(b"HTTP/1.1 204 No Content\r\nHTTP/1.1 201 Created"));
+        assert_eq!(
+            batch_outcome(b"--x\r\nHTTP/1.1 409 Conflict\r\n", 2),
+            Err("sub-request failed: HTTP/1.1 409 Conflict".into())
+        );
+        assert_eq!(batch_outcome(b"HTTP/1.1 204 No Content\r\nHTTP/1.1 201 Created", 2), Ok(()));
+        assert_eq!(
+            batch_outcome(b"x\nHTTP/1.1 204 No Content\r\n", 2),
+            Err("1 sub-responses for 2 operations".into())
+        );
+        assert_eq!(
+            batch_outcome(b"{\"Data\":\"no HTTP/1.1 500 here\"}", 0),
+            Ok(()),
+            "status lines start a line"
+        );
         assert_eq!(count_entities(br#"{"value":[{"RowKey":"a"},{"RowKey":"b"}]}"#), 2);
     }
 }

@@ -2,11 +2,13 @@
 //! running one kind of request until the deadline or the request budget, then clean-up.
 
 use crate::client::{encode_query_value, Conn, Req, Target};
+use crate::conns;
 use crate::entity::{
-    batch_body, batch_failed, count_entities, entity_json, preload_tag, push_entity_json, BatchBody, Layout,
+    batch_body, batch_outcome, count_entities, entity_json, preload_tag, push_entity_json, BatchBody, Layout,
     Rng, BATCH_SIZE, NEEDLE_EVERY,
 };
 use crate::stats::{cpu_per_request, cpu_us, rss_kb, settle, Recorder, Report, ScanSide};
+use crate::summary::CpuPer;
 use http::Method;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -93,6 +95,15 @@ impl Scenario {
         )
     }
 
+    /// What the summaries count server CPU per: the entity for batches and scans (one
+    /// request moves many), the request for the rest.
+    pub fn cpu_per(self) -> CpuPer {
+        match self {
+            Scenario::BatchInsert | Scenario::FilteredScan | Scenario::PageAll => CpuPer::Entity,
+            _ => CpuPer::Request,
+        }
+    }
+
     /// `--preload` when not given: a table large enough that a pass of the scanners takes
     /// many pages for `read-under-scans`, [`DEFAULT_PRELOAD`] for the other readers, none
     /// for the writers.
@@ -130,6 +141,11 @@ pub struct Params {
     pub settle: Option<(Duration, Vec<u32>)>,
     pub seed: u64,
 }
+
+/// At most this many connections load a table (fewer when `--connections` is lower):
+/// enough to keep a server busy, and few enough that the measured run's connections
+/// do not meet them still closing at the server's connection limit.
+const PRELOAD_CONNECTIONS: usize = 32;
 
 /// Default preload of scenarios that read.
 pub const DEFAULT_PRELOAD: u64 = 10_000;
@@ -208,13 +224,15 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
     let mut report = Report::new(scenario.name(), &target.endpoint, &table, params.connections);
     report.preload = preload;
 
-    let mut conn = Conn::connect(target.clone()).await?;
-    let created = create_table(&mut conn, &target, &table).await?;
+    // The control connection is closed during the measured run, which may use every
+    // connection the server allows.
+    let created = create_table(&mut conns::one(&target).await?, &target, &table).await?;
     if !created && params.table.is_none() {
         return Err(format!("table {table} already exists"));
     }
     if created && preload > 0 {
-        let took = preload_table(&target, &table, layout, params.connections).await?;
+        let workers = params.connections.min(PRELOAD_CONNECTIONS);
+        let took = preload_table(&target, &table, layout, workers).await?;
         report.preload_entities_per_s = preload as f64 / took.as_secs_f64().max(1e-9);
     }
 
@@ -222,6 +240,10 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
         report.settled = settle(pids, *max).await;
     }
 
+    // Every connection is open before the clock starts.
+    let scanners = if scenario == Scenario::ReadUnderScans { params.scanners } else { 0 };
+    let mut worker_conns = conns::open(&target, params.connections).await?;
+    let scanner_conns = conns::open(&target, scanners).await?;
     let ctx = Arc::new(Ctx {
         target: target.clone(),
         scenario,
@@ -239,17 +261,15 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
     let (server_cpu0, client_cpu0) = (params.pid.and_then(cpu_us), cpu_us(std::process::id()));
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for worker in 0..params.connections {
+    for (worker, conn) in worker_conns.drain(..).enumerate() {
         let ctx = ctx.clone();
         let seed = params.seed.wrapping_add(worker as u64 * 7919) ^ run_id;
-        tasks.push(tokio::spawn(async move { work(ctx, worker as u64, seed).await }));
+        tasks.push(tokio::spawn(async move { work(ctx, conn, worker as u64, seed).await }));
     }
     let mut scanners = Vec::new();
-    if scenario == Scenario::ReadUnderScans {
-        for _ in 0..params.scanners {
-            let ctx = ctx.clone();
-            scanners.push(tokio::spawn(async move { scanner(ctx).await }));
-        }
+    for conn in scanner_conns {
+        let ctx = ctx.clone();
+        scanners.push(tokio::spawn(async move { scanner(ctx, conn).await }));
     }
     let mut rec = Recorder::default();
     for task in tasks {
@@ -284,11 +304,12 @@ pub async fn run(target: Arc<Target>, scenario: Scenario, params: &Params) -> Re
     report.rss_kb = params.pid.and_then(rss_kb);
     // Per request of any kind (point reads and scan pages alike).
     report.server_cpu_us = cpu_per_request(server_cpu0, server_cpu1, requests);
+    report.server_cpu_total_us = server_cpu0.zip(server_cpu1).and_then(|(a, b)| b.checked_sub(a));
     report.client_cpu_us = cpu_per_request(client_cpu0, client_cpu1, requests);
 
     if params.table.is_none() && !params.keep_tables {
         let req = Req::new(Method::DELETE, format!("{}/Tables('{table}')", target.base_path));
-        let resp = conn.send(&req).await?;
+        let resp = conns::one(&target).await?.send(&req).await?;
         if !resp.ok() {
             eprintln!("warning: deleting table {table} answered {}", resp.status);
         }
@@ -318,7 +339,7 @@ async fn create_table(conn: &mut Conn, target: &Target, table: &str) -> Result<b
 }
 
 /// Fills the table with `layout.entities` entities through 100-entity batches over
-/// `connections` connections; returns the time taken.
+/// `connections` connections (closed at the end); returns the time taken.
 async fn preload_table(
     target: &Arc<Target>,
     table: &str,
@@ -332,7 +353,7 @@ async fn preload_table(
     for worker in 0..connections {
         let (target, ranges, next, table) = (target.clone(), ranges.clone(), next.clone(), table.to_string());
         tasks.push(tokio::spawn(async move {
-            let mut conn = Conn::connect(target.clone()).await?;
+            let mut conn = conns::one(&target).await?;
             let mut rng = Rng::new(worker as u64 + 1);
             loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
@@ -353,9 +374,10 @@ async fn preload_table(
                     .with_body(ct, body)
                     .header("x-ms-client-request-id", format!("preload-{k}"));
                 let resp = conn.send(&req).await?;
-                if !resp.ok() || batch_failed(&resp.body) {
+                let outcome = if resp.ok() { batch_outcome(&resp.body, e - s) } else { Err(String::new()) };
+                if let Err(why) = outcome {
                     let text = String::from_utf8_lossy(&resp.body);
-                    return Err(format!("preload batch {k}: HTTP {}: {:.300}", resp.status, text));
+                    return Err(format!("preload batch {k}: HTTP {} {why}: {:.300}", resp.status, text));
                 }
             }
         }));
@@ -367,8 +389,7 @@ async fn preload_table(
 }
 
 /// One worker: its own connection, operations until the context says stop.
-async fn work(ctx: Arc<Ctx>, worker: u64, seed: u64) -> Result<Recorder, String> {
-    let mut conn = Conn::connect(ctx.target.clone()).await?;
+async fn work(ctx: Arc<Ctx>, mut conn: Conn, worker: u64, seed: u64) -> Result<Recorder, String> {
     let mut rng = Rng::new(seed);
     let mut rec = Recorder::default();
     let mut seq = 0u64;
@@ -424,15 +445,20 @@ async fn work(ctx: Arc<Ctx>, worker: u64, seed: u64) -> Result<Recorder, String>
                     Req::new(Method::POST, format!("{}/$batch", ctx.target.base_path)).with_body(ct, body);
                 let t = Instant::now();
                 match conn.send(&req).await {
-                    Ok(resp) if resp.ok() && !batch_failed(&resp.body) => {
-                        rec.request(t.elapsed());
-                        rec.entities += BATCH_SIZE as u64;
-                    }
                     Ok(resp) => {
                         rec.request(t.elapsed());
-                        rec.error(|| {
-                            format!("HTTP {}: {:.300}", resp.status, String::from_utf8_lossy(&resp.body))
-                        });
+                        let outcome = if resp.ok() {
+                            batch_outcome(&resp.body, BATCH_SIZE as u64)
+                        } else {
+                            Err(String::new())
+                        };
+                        match outcome {
+                            Ok(()) => rec.entities += BATCH_SIZE as u64,
+                            Err(why) => rec.error(|| {
+                                let text = String::from_utf8_lossy(&resp.body);
+                                format!("HTTP {} {why}: {text:.300}", resp.status)
+                            }),
+                        }
                     }
                     Err(e) => rec.error(|| e),
                 }
@@ -545,8 +571,7 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
 /// continuation points (preloaded row keys carry the entity's index), the rest of the
 /// table when a pass ends. Returns the recorder and the number of complete passes; stops
 /// at the first error.
-async fn scanner(ctx: Arc<Ctx>) -> Result<(Recorder, u64), String> {
-    let mut conn = Conn::connect(ctx.target.clone()).await?;
+async fn scanner(ctx: Arc<Ctx>, mut conn: Conn) -> Result<(Recorder, u64), String> {
     let mut rec = Recorder::default();
     let base = format!("$filter={}", encode_query_value(NOTHING_FILTER));
     let path = format!("{}/{}()", ctx.target.base_path, ctx.table);

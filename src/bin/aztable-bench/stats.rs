@@ -1,6 +1,7 @@
 //! Per-worker counters ([`Recorder`]), the merged result of one scenario run ([`Report`])
-//! and its one-line text / JSON forms, plus the ratio line of `--compare`.
+//! and its one-line text / JSON forms, and the server's CPU time and memory from `/proc`.
 
+use crate::table::round;
 use serde_json::json;
 use std::time::Duration;
 
@@ -46,6 +47,8 @@ impl Recorder {
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub scenario: String,
+    /// The endpoint's label (its host:port unless given).
+    pub label: String,
     pub endpoint: String,
     pub table: String,
     pub connections: usize,
@@ -64,6 +67,8 @@ pub struct Report {
     /// CPU time (user + system) the server process spent during the measured run, per
     /// request, in microseconds, when `--pid` was given.
     pub server_cpu_us: Option<f64>,
+    /// The server's CPU time during the measured run in all, in microseconds.
+    pub server_cpu_total_us: Option<u64>,
     /// The same for this load tool (all its threads).
     pub client_cpu_us: Option<f64>,
     /// With `--settle`: how long the tool waited for the servers to go idle before the
@@ -161,6 +166,7 @@ impl Report {
     pub fn new(scenario: &str, endpoint: &str, table: &str, connections: usize) -> Report {
         Report {
             scenario: scenario.into(),
+            label: endpoint.into(),
             endpoint: endpoint.into(),
             table: table.into(),
             connections,
@@ -201,10 +207,10 @@ impl Report {
         };
         let scans = self.scans.as_ref().map(ScanSide::text).unwrap_or_default();
         format!(
-            "{:<22} {:<44} conns={} time={:.2}s requests={} req/s={:.1} entities/s={:.1} \
+            "{:<22} {:<16} conns={} time={:.2}s requests={} req/s={:.1} entities/s={:.1} \
              p50={:.2}ms p99={:.2}ms max={:.2}ms errors={}{preload}{rss}{cpu}{scans}",
             self.scenario,
-            self.endpoint,
+            self.label,
             self.connections,
             self.elapsed_s,
             self.requests,
@@ -219,7 +225,9 @@ impl Report {
 
     pub fn json(&self) -> serde_json::Value {
         json!({
+            "kind": "run",
             "scenario": self.scenario,
+            "label": self.label,
             "endpoint": self.endpoint,
             "table": self.table,
             "connections": self.connections,
@@ -245,116 +253,11 @@ impl Report {
     }
 }
 
-/// `a / b` for `--compare` (first endpoint over second).
-#[derive(Debug, Clone, Copy)]
-pub struct Ratio {
-    pub requests_per_s: f64,
-    pub entities_per_s: f64,
-    pub p50: f64,
-    pub p99: f64,
-}
-
-impl Ratio {
-    pub fn of(a: &Report, b: &Report) -> Ratio {
-        let div = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
-        Ratio {
-            requests_per_s: div(a.requests_per_s(), b.requests_per_s()),
-            entities_per_s: div(a.entities_per_s(), b.entities_per_s()),
-            p50: div(a.p50_ms, b.p50_ms),
-            p99: div(a.p99_ms, b.p99_ms),
-        }
-    }
-
-    pub fn text(&self, scenario: &str) -> String {
-        format!(
-            "{scenario:<22} ratio first/second: req/s {:.2}x entities/s {:.2}x p50 {:.3}x p99 {:.3}x",
-            self.requests_per_s, self.entities_per_s, self.p50, self.p99
-        )
-    }
-
-    pub fn json(&self, scenario: &str) -> serde_json::Value {
-        json!({
-            "scenario": scenario,
-            "ratio": {
-                "requests_per_s": round(self.requests_per_s),
-                "entities_per_s": round(self.entities_per_s),
-                "p50": round(self.p50),
-                "p99": round(self.p99),
-            }
-        })
-    }
-}
-
 fn per_second(n: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         n as f64 / secs
     } else {
         0.0
-    }
-}
-
-/// The medians of `--repeat` rounds: (first, second, ratio) entities/s per round.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
-    pub rounds: usize,
-    pub first: f64,
-    pub second: f64,
-    pub ratio: f64,
-    pub ratio_min: f64,
-    pub ratio_max: f64,
-}
-
-/// The median of `xs` (the mean of the middle two for an even count); `None` if empty.
-fn median(mut xs: Vec<f64>) -> Option<f64> {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(xs[n / 2]),
-        _ => Some((xs[n / 2 - 1] + xs[n / 2]) / 2.0),
-    }
-}
-
-impl Summary {
-    pub fn of(rounds: &[(f64, f64, f64)]) -> Option<Summary> {
-        let ratios: Vec<f64> = rounds.iter().map(|r| r.2).collect();
-        Some(Summary {
-            rounds: rounds.len(),
-            first: median(rounds.iter().map(|r| r.0).collect())?,
-            second: median(rounds.iter().map(|r| r.1).collect())?,
-            ratio: median(ratios.clone())?,
-            ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
-            ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        })
-    }
-
-    pub fn text(&self, scenario: &str) -> String {
-        format!(
-            "{scenario:<22} median of {} rounds: entities/s {:.1} vs {:.1}, ratio {:.2}x (rounds {:.2}x-{:.2}x)",
-            self.rounds, self.first, self.second, self.ratio, self.ratio_min, self.ratio_max
-        )
-    }
-
-    pub fn json(&self, scenario: &str) -> serde_json::Value {
-        json!({
-            "scenario": scenario,
-            "rounds": self.rounds,
-            "median": {
-                "first_entities_per_s": round(self.first),
-                "second_entities_per_s": round(self.second),
-                "ratio": round(self.ratio),
-            },
-            "ratio_min": round(self.ratio_min),
-            "ratio_max": round(self.ratio_max),
-        })
-    }
-}
-
-fn round(x: f64) -> f64 {
-    if x.is_finite() {
-        (x * 1000.0).round() / 1000.0
-    } else {
-        -1.0
     }
 }
 
@@ -368,7 +271,12 @@ pub fn rss_kb(pid: u32) -> Option<u64> {
 /// CPU time (user + system, all threads) process `pid` has used, in microseconds
 /// (Linux `/proc/PID/stat`, counted in USER_HZ = 100 ticks per second), if readable.
 pub fn cpu_us(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    cpu_us_in(&format!("/proc/{pid}/stat"))
+}
+
+/// [`cpu_us`] from a `stat` file (`/proc/PID/stat`, or a thread's).
+fn cpu_us_in(path: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the command name, which is in parentheses and may hold spaces.
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace().skip(11); // state is field 3; utime is 14
@@ -432,8 +340,6 @@ mod tests {
         assert_eq!(r.entities_per_s(), 100.0);
         assert_eq!(r.errors, 1);
         assert_eq!(r.json()["first_error"], "boom");
-        let ratio = Ratio::of(&r, &r);
-        assert_eq!(ratio.requests_per_s, 1.0);
         assert!(r.text().contains("req/s=50.0"));
     }
 
@@ -461,24 +367,15 @@ mod tests {
     }
 
     #[test]
-    fn medians_of_rounds() {
-        assert_eq!(Summary::of(&[]), None);
-        let s = Summary::of(&[(10.0, 2.0, 5.0), (30.0, 1.0, 30.0), (20.0, 4.0, 5.0)]).expect("three rounds");
-        assert_eq!((s.rounds, s.first, s.second, s.ratio), (3, 20.0, 2.0, 5.0));
-        assert_eq!((s.ratio_min, s.ratio_max), (5.0, 30.0));
-        let s = Summary::of(&[(10.0, 2.0, 5.0), (30.0, 1.0, 30.0)]).expect("two rounds");
-        assert_eq!((s.first, s.second, s.ratio), (20.0, 1.5, 17.5));
-        assert!(s.text("point-read").contains("ratio 17.50x (rounds 5.00x-30.00x)"));
-        assert_eq!(s.json("point-read")["median"]["ratio"], 17.5);
-    }
-
-    #[test]
-    fn cpu_time_of_this_process() {
+    fn cpu_time_of_this_thread() {
         // Spin until the counter shows 30 ms of CPU (wall time alone says nothing on a
-        // loaded machine). Counted in the right unit, that takes at least 30 ms of wall
-        // time spread over the cores; a counter 1000x too large would get there at once,
-        // one 1000x too small never.
-        let before = cpu_us(std::process::id()).expect("own /proc/PID/stat");
+        // loaded machine). This thread's own counter (`/proc/thread-self/stat`, the same
+        // format as a process's), since the other tests run in parallel in this process:
+        // counted in the right unit, the thread needs about 30 ms of wall time (less one
+        // 10 ms tick of sampling slack); a counter 1000x too large would get there at
+        // once, one 1000x too small never.
+        let own = || cpu_us_in("/proc/thread-self/stat").expect("own /proc/thread-self/stat");
+        let before = own();
         let t = std::time::Instant::now();
         let mut x = 0u64;
         let mut after = before;
@@ -486,12 +383,12 @@ mod tests {
             for _ in 0..100_000 {
                 x = x.wrapping_add(std::hint::black_box(1));
             }
-            after = cpu_us(std::process::id()).expect("again");
+            after = own();
         }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         let elapsed = t.elapsed();
         assert!(x > 0 && after >= before + 30_000, "counted {} us in {elapsed:?}", after - before);
-        assert!(elapsed >= Duration::from_millis(30) / cores, "30 ms of CPU counted in {elapsed:?}");
+        assert!(elapsed >= Duration::from_millis(20), "30 ms of CPU counted in {elapsed:?}");
+        assert!(cpu_us(std::process::id()).is_some_and(|us| us >= after - before), "the whole process");
         assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 4), Some(500.0));
         assert_eq!(cpu_per_request(Some(1_000), None, 4), None);
         assert_eq!(cpu_per_request(Some(1_000), Some(3_000), 0), None);

@@ -177,9 +177,7 @@ async fn run(config: Config) -> Result<(), String> {
         },
     });
     let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let listener = listen(config.listen).map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let blob = bind_other_service("Blob", "--blobHost/--blobPort", config.blob).await?;
     let queue = bind_other_service("Queue", "--queueHost/--queuePort", config.queue).await?;
@@ -228,6 +226,21 @@ async fn run(config: Config) -> Result<(), String> {
     drop(state);
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Pending connections the kernel queues before the server accepts them (capped by
+/// `net.core.somaxconn`): a burst of many clients connecting at once, as a test suite's
+/// worker pool does, is queued rather than refused (tokio's default is 128).
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// Binds the Table service's listening socket with [`LISTEN_BACKLOG`].
+fn listen(at: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket =
+        if at.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // as std and tokio do: a restarted server can bind while old connections linger
+    socket.set_reuseaddr(true)?;
+    socket.bind(at)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Binds the Blob or Queue port of Azurite's command line, if asked for.

@@ -186,8 +186,11 @@ fn check_head(
 ) -> Result<(Endpoint, QueryParams), ApiError> {
     limits::check_head(&parts.uri, &parts.headers)?;
     let query = QueryParams::parse(parts.uri.query());
-    ctx.xml_errors = xml_errors(parts, &query, false);
-    ctx.version = ctx::check_version(&parts.headers, state.options.skip_api_version_check)?;
+    ctx.version =
+        ctx::check_version(&parts.headers, state.options.skip_api_version_check).inspect_err(|_| {
+            // an unusable version is answered as the newest version would be
+            ctx.xml_errors = xml_errors(parts, &query, false);
+        })?;
     ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, parts, raw_path)?;

@@ -119,20 +119,29 @@ pub fn no_content(headers: &[(&'static str, String)]) -> Response {
 /// The answer to an insert or a table creation: `201` with the body, or `204` when the
 /// client sent `Prefer: return-no-content`; `Preference-Applied` only when it sent
 /// `Prefer` at all.
-pub fn created(
+pub fn created<const N: usize>(
     prefer: Option<Prefer>,
-    mut headers: Vec<(&'static str, String)>,
+    headers: [(&'static str, Text); N],
     content_type: &'static str,
     body: impl FnOnce() -> Vec<u8>,
 ) -> Response {
-    if let Some(p) = prefer {
-        headers.push(("preference-applied", p.applied().into()));
-        if p == Prefer::ReturnNoContent {
-            return no_content(&headers);
-        }
+    let no_content = prefer == Some(Prefer::ReturnNoContent);
+    let (status, body) =
+        if no_content { (StatusCode::NO_CONTENT, Vec::new()) } else { (StatusCode::CREATED, body()) };
+    let mut resp = respond(status, headers, body);
+    let h = resp.headers_mut();
+    if let Some(v) = prefer.and_then(|p| static_value(p.applied())) {
+        h.append(HeaderName::from_static("preference-applied"), v);
     }
-    headers.push(("content-type", content_type.to_owned()));
-    build(StatusCode::CREATED, &headers, body())
+    if let Some(v) = static_value(content_type).filter(|_| !no_content) {
+        h.append(http::header::CONTENT_TYPE, v);
+    }
+    resp
+}
+
+/// A header value of static text, used in place (`None` if it is not a valid value).
+fn static_value(text: &'static str) -> Option<HeaderValue> {
+    HeaderValue::from_maybe_shared(Bytes::from_static(text.as_bytes())).ok()
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use super::super::response::{build, created, no_content, respond};
 use super::super::AppState;
 use super::{body_format, data_service_version, entity_at, entity_to_insert, negotiate};
 use crate::error::{ApiError, ErrorCode};
+use crate::model::continuation;
 use crate::model::time::wall_now;
-use crate::model::{continuation, Entity};
 use crate::odata::{self, Format, Prefer, Urls};
 use crate::service::{Condition, QueryEntities};
 use axum::response::Response;
@@ -67,10 +67,6 @@ pub(super) fn decode_token(token: &str) -> Result<String, ApiError> {
             format!("The continuation token '{token}' is not valid: pass back the value of the x-ms-continuation header unchanged."),
         )
     })
-}
-
-fn etag_headers(e: &Entity, format: Format) -> Vec<(&'static str, String)> {
-    vec![("etag", e.etag()), ("dataserviceversion", data_service_version(format, false).into_owned())]
 }
 
 pub async fn query_entities(
@@ -136,9 +132,12 @@ pub async fn insert_entity(
     let new = entity_to_insert(body, &req.body)?;
     let e = state.service.insert_entity(ctx.caller(), table, new).await?;
     let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));
-    let mut headers = etag_headers(&e, format);
-    headers.push(("location", location.clone()));
-    headers.push(("dataserviceid", location));
+    let headers = [
+        ("etag", e.etag().into()),
+        ("dataserviceversion", data_service_version(format, false)),
+        ("location", location.clone().into()),
+        ("dataserviceid", location.into()),
+    ];
     Ok(created(pref, headers, format.entry_content_type(), || {
         format.entity(&e, table, None, &urls(ctx), wall_now())
     }))
@@ -160,7 +159,8 @@ pub async fn write_entity(
         WriteMode::Replace => state.service.update_entity(ctx.caller(), table, new, &cond).await?,
         WriteMode::Merge => state.service.merge_entity(ctx.caller(), table, new, &cond).await?,
     };
-    Ok(no_content(&etag_headers(&e, body)))
+    let headers = [("etag", e.etag().into()), ("dataserviceversion", data_service_version(body, false))];
+    Ok(respond(StatusCode::NO_CONTENT, headers, Vec::new()))
 }
 
 /// Whether a write replaces the entity or merges into it.

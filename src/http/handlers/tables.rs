@@ -35,7 +35,7 @@ pub fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Res
     let name = odata::read_table_name(body, &req.body)?;
     let name = state.service.create_table(&ctx.account, &name)?;
     let location = format!("{}/Tables('{}')", ctx.base_url, name);
-    let headers = vec![("location", location.clone()), ("dataserviceid", location)];
+    let headers = [("location", location.clone().into()), ("dataserviceid", location.into())];
     Ok(created(Prefer::parse(header(&req.headers, "prefer")), headers, format.entry_content_type(), || {
         format.table(&name, &urls(ctx), wall_now())
     }))

@@ -84,7 +84,7 @@ pub fn written_part(
         headers.push(("ETag".into(), e.etag()));
         return OpResult { status: 204, headers, body: Vec::new() };
     }
-    let location = format!("{}/{}", urls.base, odata::entity_path(table, &e.partition_key, &e.row_key));
+    let location = odata::entity_url(urls.base, table, &e.partition_key, &e.row_key);
     headers.push(("Location".into(), location.clone()));
     headers.push(("DataServiceId".into(), location));
     headers.push(("ETag".into(), e.etag()));

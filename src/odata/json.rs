@@ -50,7 +50,8 @@ use crate::model::names::validate_property_name;
 use crate::model::{EdmType, EdmValue, Ticks};
 
 pub use super::render::{
-    entity_feed, entity_object, entity_path, entity_response, error_body, table_feed, table_response, Urls,
+    entity_feed, entity_object, entity_path, entity_response, entity_url, error_body, table_feed,
+    table_response, Urls,
 };
 
 /// The suffix of a property type annotation.

@@ -19,8 +19,8 @@ mod render_tests;
 mod tests;
 
 pub use json::{
-    entity_feed, entity_object, entity_path, entity_response, error_body, parse_entity, parse_table_name,
-    table_feed, table_response, ParsedEntity, Urls,
+    entity_feed, entity_object, entity_path, entity_response, entity_url, error_body, parse_entity,
+    parse_table_name, table_feed, table_response, ParsedEntity, Urls,
 };
 
 pub use prefer::Prefer;

@@ -53,11 +53,32 @@ const KEY_ENCODE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove
 /// except RFC 3986 unreserved ones percent-encoded: the `odata.editLink` form, and (after
 /// `{base}/`) `odata.id` and the `Location` header.
 pub fn entity_path(table: &str, partition_key: &str, row_key: &str) -> String {
-    let enc = |s: &str| match s.contains('\'') {
-        true => utf8_percent_encode(&s.replace('\'', "''"), KEY_ENCODE).to_string(),
-        false => utf8_percent_encode(s, KEY_ENCODE).to_string(),
+    let mut out = String::with_capacity(table.len() + partition_key.len() + row_key.len() + 28);
+    push_entity_path(&mut out, table, partition_key, row_key);
+    out
+}
+
+/// `{base}/{entity_path}`: an entity's URL (`Location`, `odata.id`), built in one
+/// allocation.
+pub fn entity_url(base: &str, table: &str, partition_key: &str, row_key: &str) -> String {
+    let mut out = String::with_capacity(base.len() + table.len() + partition_key.len() + row_key.len() + 29);
+    out.push_str(base);
+    out.push('/');
+    push_entity_path(&mut out, table, partition_key, row_key);
+    out
+}
+
+fn push_entity_path(out: &mut String, table: &str, partition_key: &str, row_key: &str) {
+    let push_key = |out: &mut String, s: &str| match s.contains('\'') {
+        true => out.extend(utf8_percent_encode(&s.replace('\'', "''"), KEY_ENCODE)),
+        false => out.extend(utf8_percent_encode(s, KEY_ENCODE)),
     };
-    format!("{table}(PartitionKey='{}',RowKey='{}')", enc(partition_key), enc(row_key))
+    out.push_str(table);
+    out.push_str("(PartitionKey='");
+    push_key(out, partition_key);
+    out.push_str("',RowKey='");
+    push_key(out, row_key);
+    out.push_str("')");
 }
 
 /// Cleans a `$select` list: names trimmed, empties and repeats dropped. `None` (no

@@ -148,6 +148,10 @@ fn select_projection() {
 fn key_escaping_in_links() {
     assert_eq!(entity_path("t", "o'clock", "a b/c%"), "t(PartitionKey='o%27%27clock',RowKey='a%20b%2Fc%25')");
     assert_eq!(entity_path("t", "", "é-._~"), "t(PartitionKey='',RowKey='%C3%A9-._~')");
+    assert_eq!(
+        entity_url("http://h:1/acct", "t", "o'clock", "a b"),
+        "http://h:1/acct/t(PartitionKey='o%27%27clock',RowKey='a%20b')"
+    );
     let mut e = entity(vec![]);
     e.partition_key = "it's".into();
     let got = text(entity_response(

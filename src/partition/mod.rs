@@ -120,9 +120,9 @@ impl Partitions {
         E: From<PartitionError>,
     {
         let _gate = self.catalog_gate.read().unwrap_or_else(|p| p.into_inner());
-        let info = self.lookup_table(account, table)?.ok_or(PartitionError::TableNotFound)?;
-        let _guard = self.stripe(info.id, pk).lock().unwrap_or_else(|p| p.into_inner());
-        let mut txn = Txn::new(self.store.as_ref(), info.id);
+        let table_id = self.table_id(account, table)?.ok_or(PartitionError::TableNotFound)?;
+        let _guard = self.stripe(table_id, pk).lock().unwrap_or_else(|p| p.into_inner());
+        let mut txn = Txn::new(self.store.as_ref(), table_id);
         let out = f(&mut txn)?;
         let batch = txn.into_batch();
         if !batch.is_empty() {

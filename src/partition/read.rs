@@ -25,8 +25,8 @@ impl Partitions {
         pk: &str,
         rk: &str,
     ) -> Result<Option<Entity>, super::PartitionError> {
-        let info = self.lookup_table(account, table)?.ok_or(super::PartitionError::TableNotFound)?;
-        let key = keys::entity_key(info.id, pk, rk);
+        let table_id = self.table_id(account, table)?.ok_or(super::PartitionError::TableNotFound)?;
+        let key = keys::entity_key(table_id, pk, rk);
         if let Some((head, heap)) = self.entity_cache.get(&key) {
             return Ok(Some(codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?));
         }
@@ -43,7 +43,7 @@ impl Partitions {
                 self.entity_cache.insert(&key, (head.into(), heap.map(Into::into)), generation);
                 Ok(Some(e))
             }
-            Err(StoreError::Torn) => Ok(self.reread_torn(info.id, &key, pk, rk)?),
+            Err(StoreError::Torn) => Ok(self.reread_torn(table_id, &key, pk, rk)?),
             Err(e) => Err(e.into()),
         }
     }

@@ -42,6 +42,10 @@ impl CatalogCache {
         self.map.read().unwrap_or_else(|p| p.into_inner()).get(key).cloned()
     }
 
+    fn id(&self, key: &[u8]) -> Option<u64> {
+        self.map.read().unwrap_or_else(|p| p.into_inner()).get(key).map(|info| info.id)
+    }
+
     fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -81,6 +85,24 @@ impl Partitions {
                 Ok(Some(info))
             }
             None => Ok(None),
+        }
+    }
+
+    /// The id of a table found by name (as [`Partitions::lookup_table`]), without
+    /// allocating when the table is cached: every entity operation starts here.
+    pub fn table_id(&self, account: &str, name: &str) -> Result<Option<u64>, PartitionError> {
+        thread_local! {
+            static KEY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let cached = KEY.with(|key| {
+            let mut key = key.borrow_mut();
+            key.clear();
+            keys::push_table_key(&mut key, account, name);
+            self.catalog_cache.id(&key)
+        });
+        match cached {
+            Some(id) => Ok(Some(id)),
+            None => Ok(self.lookup_table(account, name)?.map(|info| info.id)),
         }
     }
 

@@ -78,9 +78,27 @@ pub fn decode_key_string(input: &[u8]) -> Option<(String, usize)> {
 /// Returns the key of a table record: `0x01 enc(account) enc(lowercase(table_name))`.
 /// Table names are ASCII (validated upstream), so lowercasing is ASCII lowercasing.
 pub fn table_key(account: &str, table_name: &str) -> Vec<u8> {
-    let mut out = account_tables_prefix(account);
-    encode_key_string(&mut out, &table_name.to_ascii_lowercase());
+    let mut out = Vec::with_capacity(account.len() + table_name.len() + 8);
+    push_table_key(&mut out, account, table_name);
     out
+}
+
+/// Appends [`table_key`] to `out` (no allocation once `out` has room).
+pub fn push_table_key(out: &mut Vec<u8>, account: &str, table_name: &str) {
+    out.push(TABLE_PREFIX);
+    encode_key_string(out, account);
+    // the name in lower case, encoded as `encode_key_string` would encode it (ASCII
+    // lower-casing never makes one of the bytes it escapes)
+    out.reserve(table_name.len() + 2);
+    for b in table_name.bytes().map(|b| b.to_ascii_lowercase()) {
+        match b {
+            0x00 => out.extend_from_slice(&[ESC, ESC_NUL]),
+            0xEE => out.push(0xF5),
+            0xEF => out.push(0xF6),
+            _ => out.push(b),
+        }
+    }
+    out.extend_from_slice(&[ESC, ESC_END]);
 }
 
 fn account_tables_prefix(account: &str) -> Vec<u8> {
@@ -403,6 +421,23 @@ mod tests {
     }
 
     proptest! {
+        /// The table key, built in place, is the account prefix followed by the name
+        /// lower-cased and then encoded, as it always was written.
+        #[test]
+        fn table_key_is_prefix_and_lowercased_name(
+            account in key_str(),
+            name in prop::collection::vec(prop_oneof![tricky_char(), Just('A'), Just('Z'), Just('\u{C9}')], 0..8)
+                .prop_map(|v| v.into_iter().collect::<String>()),
+        ) {
+            let mut expected = account_tables_prefix(&account);
+            encode_key_string(&mut expected, &name.to_ascii_lowercase());
+            prop_assert_eq!(table_key(&account, &name), expected.clone());
+            let mut reused = vec![1, 2, 3];
+            reused.clear();
+            push_table_key(&mut reused, &account, &name);
+            prop_assert_eq!(reused, expected);
+        }
+
         #[test]
         fn entity_key_order_matches_utf16(
             t1 in 0u64..3, a1 in key_str(), b1 in key_str(),

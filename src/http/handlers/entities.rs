@@ -131,7 +131,7 @@ pub async fn insert_entity(
     let format = negotiate(req, ctx)?;
     let new = entity_to_insert(body, &req.body)?;
     let e = state.service.insert_entity(ctx.caller(), table, new).await?;
-    let location = format!("{}/{}", ctx.base_url, odata::entity_path(table, &e.partition_key, &e.row_key));
+    let location = odata::entity_url(&ctx.base_url, table, &e.partition_key, &e.row_key);
     let headers = [
         ("etag", e.etag().into()),
         ("dataserviceversion", data_service_version(format, false)),

@@ -127,6 +127,12 @@ impl Ticks {
         out.extend_from_slice(&buf[..len]);
     }
 
+    /// [`Ticks::to_rfc3339_7`], appended to a byte buffer (the JSON renderer's).
+    pub fn write_rfc3339_7(self, out: &mut Vec<u8>) {
+        let (buf, len) = self.rfc3339_bytes(true);
+        out.extend_from_slice(&buf[..len]);
+    }
+
     /// The ASCII bytes of [`Ticks::push_rfc3339`] and their length.
     fn rfc3339_bytes(self, full: bool) -> ([u8; 28], usize) {
         let (d, h, m, s, f) = self.parts();

@@ -239,7 +239,11 @@ fn write_property(w: &mut ObjWriter<'_>, name: &str, v: &EdmValue, md: Metadata)
     };
     match v {
         EdmValue::String(s) => w.str(name, s),
-        EdmValue::Int32(i) => w.raw(name, &i.to_string()),
+        EdmValue::Int32(i) => {
+            w.key(name);
+            // ok to ignore: formatting an integer into a Vec cannot fail
+            let _ = write!(w.out, "{i}");
+        }
         EdmValue::Int64(i) => {
             annotate(w);
             w.str_with(name, |out| {
@@ -311,7 +315,7 @@ fn write_entity_fields(
         if md == Metadata::Full {
             w.str(&format!("Timestamp{ODATA_TYPE}"), "Edm.DateTime");
         }
-        w.str("Timestamp", &e.timestamp.to_rfc3339_7());
+        w.str_with("Timestamp", |out| e.timestamp.write_rfc3339_7(out));
     }
     match projection {
         None => {

@@ -1,5 +1,5 @@
 //! Criterion benches of the per-request hot paths: storage key encoding, entity JSON
-//! decode/encode, `$filter` parse + evaluation, `$batch` parsing of a 100-operation change
+//! decode/encode, a cached point read's decode and render, `$filter` parse + evaluation, `$batch` parsing of a 100-operation change
 //! set, and SharedKey signature verification. Run with `cargo bench --bench hot_paths`.
 
 use aztable::auth::sign::{decode_key, shared_key_authorization, SignParts};
@@ -39,6 +39,31 @@ fn keys(c: &mut Criterion) {
             aztable::store::keys::entity_key(black_box(42), black_box("p0000042"), black_box("r000042000"))
         })
     });
+}
+
+/// A cached point read's own work: the stored bytes decoded into an owned entity and
+/// rendered (the path before views), against rendered from a view of the bytes.
+fn point_read(c: &mut Criterion) {
+    use aztable::store::codec::{decode_entity, decode_entity_view, encode_entity};
+    let e = entity();
+    let enc = encode_entity(&e);
+    let (head, heap) = (enc.head.as_slice(), enc.heap.as_deref());
+    let urls = Urls { base: "http://127.0.0.1:10002/devstoreaccount1", account: DEV_ACCOUNT };
+    let mut g = c.benchmark_group("point_read");
+    g.bench_function("decode_owned_and_render_minimalmetadata", |b| {
+        b.iter(|| {
+            let e = decode_entity("p0000042".into(), "r000042000".into(), black_box(head), heap)
+                .expect("decodes");
+            entity_response(&e, "mytable", Metadata::Minimal, None, &urls)
+        })
+    });
+    g.bench_function("decode_view_and_render_minimalmetadata", |b| {
+        b.iter(|| {
+            let v = decode_entity_view("p0000042", "r000042000", black_box(head), heap).expect("decodes");
+            entity_response(&v, "mytable", Metadata::Minimal, None, &urls)
+        })
+    });
+    g.finish();
 }
 
 fn odata(c: &mut Criterion) {
@@ -163,5 +188,5 @@ fn insight(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, keys, odata, filter, batch, auth, insight);
+criterion_group!(benches, keys, point_read, odata, filter, batch, auth, insight);
 criterion_main!(benches);

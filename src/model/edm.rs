@@ -90,6 +90,36 @@ pub enum EdmRef<'a> {
     Binary(&'a [u8]),
 }
 
+impl EdmRef<'_> {
+    /// The value, owned.
+    pub fn to_owned_value(self) -> EdmValue {
+        match self {
+            EdmRef::String(s) => EdmValue::String(s.to_owned()),
+            EdmRef::Int32(v) => EdmValue::Int32(v),
+            EdmRef::Int64(v) => EdmValue::Int64(v),
+            EdmRef::Double(v) => EdmValue::Double(v),
+            EdmRef::Boolean(v) => EdmValue::Boolean(v),
+            EdmRef::DateTime(v) => EdmValue::DateTime(v),
+            EdmRef::Guid(g) => EdmValue::Guid(*g),
+            EdmRef::Binary(b) => EdmValue::Binary(b.to_vec()),
+        }
+    }
+
+    /// The value's Edm type.
+    pub fn edm_type(self) -> EdmType {
+        match self {
+            EdmRef::String(_) => EdmType::String,
+            EdmRef::Int32(_) => EdmType::Int32,
+            EdmRef::Int64(_) => EdmType::Int64,
+            EdmRef::Double(_) => EdmType::Double,
+            EdmRef::Boolean(_) => EdmType::Boolean,
+            EdmRef::DateTime(_) => EdmType::DateTime,
+            EdmRef::Guid(_) => EdmType::Guid,
+            EdmRef::Binary(_) => EdmType::Binary,
+        }
+    }
+}
+
 impl EdmValue {
     /// Borrows the value.
     pub fn borrowed(&self) -> EdmRef<'_> {

@@ -1,6 +1,6 @@
 //! The entity: keys, server timestamp and typed custom properties.
 
-use super::edm::EdmValue;
+use super::edm::{EdmRef, EdmValue};
 use super::time::Ticks;
 
 /// A stored entity. `properties` holds custom properties only (never PartitionKey,
@@ -43,5 +43,78 @@ impl Entity {
     /// `W/"datetime'2020-10-09T17%3A00%3A02.4923650Z'"`.
     pub fn etag(&self) -> String {
         self.timestamp.etag()
+    }
+}
+
+/// An entity borrowed from the bytes it is stored in (a cached row): what a point read
+/// renders without copying a key, name or value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntityView<'a> {
+    pub partition_key: &'a str,
+    pub row_key: &'a str,
+    pub timestamp: Ticks,
+    pub properties: Vec<(&'a str, EdmRef<'a>)>,
+}
+
+/// What a renderer reads of an entity, owned ([`Entity`]) or borrowed ([`EntityView`]).
+pub trait EntityFields {
+    fn partition_key(&self) -> &str;
+    fn row_key(&self) -> &str;
+    fn timestamp(&self) -> Ticks;
+    /// Calls `f` with each custom property, in order.
+    fn for_each_property(&self, f: &mut dyn FnMut(&str, EdmRef<'_>));
+    /// A custom property by name (the first, were a name repeated).
+    fn property(&self, name: &str) -> Option<EdmRef<'_>>;
+}
+
+impl EntityFields for Entity {
+    fn partition_key(&self) -> &str {
+        &self.partition_key
+    }
+    fn row_key(&self) -> &str {
+        &self.row_key
+    }
+    fn timestamp(&self) -> Ticks {
+        self.timestamp
+    }
+    fn for_each_property(&self, f: &mut dyn FnMut(&str, EdmRef<'_>)) {
+        for (name, value) in &self.properties {
+            f(name, value.borrowed());
+        }
+    }
+    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
+        self.get(name).map(EdmValue::borrowed)
+    }
+}
+
+impl EntityFields for EntityView<'_> {
+    fn partition_key(&self) -> &str {
+        self.partition_key
+    }
+    fn row_key(&self) -> &str {
+        self.row_key
+    }
+    fn timestamp(&self) -> Ticks {
+        self.timestamp
+    }
+    fn for_each_property(&self, f: &mut dyn FnMut(&str, EdmRef<'_>)) {
+        for (name, value) in &self.properties {
+            f(name, *value);
+        }
+    }
+    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
+        self.properties.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+impl EntityView<'_> {
+    /// The entity it shows, owned.
+    pub fn to_entity(&self) -> Entity {
+        Entity {
+            partition_key: self.partition_key.to_owned(),
+            row_key: self.row_key.to_owned(),
+            timestamp: self.timestamp,
+            properties: self.properties.iter().map(|(n, v)| ((*n).to_owned(), v.to_owned_value())).collect(),
+        }
     }
 }

@@ -12,7 +12,7 @@ pub mod row;
 pub mod time;
 
 pub use edm::{EdmRef, EdmType, EdmValue};
-pub use entity::Entity;
+pub use entity::{Entity, EntityFields, EntityView};
 pub use key_range::{utf16_cmp, KeyBound, KeyRange};
 pub use policy::AccessPolicy;
 pub use row::Row;

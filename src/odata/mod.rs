@@ -26,7 +26,7 @@ pub use json::{
 pub use prefer::Prefer;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Entity, Ticks};
+use crate::model::{Entity, EntityView, Ticks};
 
 /// The first service version that refuses Atom (415 `AtomFormatNotSupported`).
 const FIRST_VERSION_WITHOUT_ATOM: &str = "2015-12-11";
@@ -72,6 +72,22 @@ impl Format {
         match self {
             Format::Json(md) => entity_response(e, table, md, select, urls),
             Format::Atom => atom::entity_response(e, table, select, urls, now),
+        }
+    }
+
+    /// [`Format::entity`] of an entity borrowed from its stored bytes (JSON renders it
+    /// in place; Atom from an owned copy).
+    pub fn entity_view(
+        self,
+        e: &EntityView<'_>,
+        table: &str,
+        select: Option<&[String]>,
+        urls: &Urls<'_>,
+        now: Ticks,
+    ) -> Vec<u8> {
+        match self {
+            Format::Json(md) => entity_response(e, table, md, select, urls),
+            Format::Atom => atom::entity_response(&e.to_entity(), table, select, urls, now),
         }
     }
 

@@ -28,7 +28,7 @@ use super::json::ODATA_TYPE;
 use super::Metadata;
 use crate::model::edm::write_guid;
 use crate::model::names::validate_property_name;
-use crate::model::{EdmValue, Entity};
+use crate::model::{EdmRef, Entity, EntityFields};
 
 /// The addresses used to build `odata.metadata`, `odata.id` and `odata.type`.
 #[derive(Debug, Clone, Copy)]
@@ -231,53 +231,53 @@ fn needs_escape(x: u64) -> bool {
 }
 
 /// Writes one custom property (and its type annotation where one is needed).
-fn write_property(w: &mut ObjWriter<'_>, name: &str, v: &EdmValue, md: Metadata) {
+fn write_property(w: &mut ObjWriter<'_>, name: &str, v: EdmRef<'_>, md: Metadata) {
     let annotate = |w: &mut ObjWriter<'_>| {
         if md != Metadata::None {
             w.annotation(name, v.edm_type().as_str());
         }
     };
     match v {
-        EdmValue::String(s) => w.str(name, s),
-        EdmValue::Int32(i) => {
+        EdmRef::String(s) => w.str(name, s),
+        EdmRef::Int32(i) => {
             w.key(name);
             // ok to ignore: formatting an integer into a Vec cannot fail
             let _ = write!(w.out, "{i}");
         }
-        EdmValue::Int64(i) => {
+        EdmRef::Int64(i) => {
             annotate(w);
             w.str_with(name, |out| {
                 // ok to ignore: formatting an integer into a Vec cannot fail
                 let _ = write!(out, "{i}");
             });
         }
-        EdmValue::Double(d) if d.is_finite() => {
+        EdmRef::Double(d) if d.is_finite() => {
             w.key(name);
             // ok to ignore: serializing an f64 into a Vec cannot fail; finite doubles
             // print with a decimal point or an exponent (`5.0`, `1e300`)
-            let _ = serde_json::to_writer(&mut *w.out, d);
+            let _ = serde_json::to_writer(&mut *w.out, &d);
         }
-        EdmValue::Double(d) => {
+        EdmRef::Double(d) => {
             annotate(w);
             let text = if d.is_nan() {
                 "NaN"
-            } else if *d > 0.0 {
+            } else if d > 0.0 {
                 "Infinity"
             } else {
                 "-Infinity"
             };
             w.str(name, text);
         }
-        EdmValue::Boolean(b) => w.raw(name, if *b { "true" } else { "false" }),
-        EdmValue::DateTime(t) => {
+        EdmRef::Boolean(b) => w.raw(name, if b { "true" } else { "false" }),
+        EdmRef::DateTime(t) => {
             annotate(w);
             w.str_with(name, |out| t.write_rfc3339_trimmed(out));
         }
-        EdmValue::Guid(g) => {
+        EdmRef::Guid(g) => {
             annotate(w);
             w.str_with(name, |out| write_guid(out, g));
         }
-        EdmValue::Binary(b) => {
+        EdmRef::Binary(b) => {
             annotate(w);
             w.str(name, &STANDARD.encode(b));
         }
@@ -287,7 +287,7 @@ fn write_property(w: &mut ObjWriter<'_>, name: &str, v: &EdmValue, md: Metadata)
 /// Writes one entity's fields into an open object (after any `odata.metadata`).
 fn write_entity_fields(
     w: &mut ObjWriter<'_>,
-    e: &Entity,
+    e: &(impl EntityFields + ?Sized),
     table: &str,
     md: Metadata,
     projection: Option<&[&str]>,
@@ -295,37 +295,33 @@ fn write_entity_fields(
 ) {
     match md {
         Metadata::Full => {
-            let path = entity_path(table, &e.partition_key, &e.row_key);
+            let path = entity_path(table, e.partition_key(), e.row_key());
             w.str("odata.type", &format!("{}.{table}", urls.account));
             w.str("odata.id", &format!("{}/{path}", urls.base()));
-            w.str("odata.etag", &e.etag());
+            w.str("odata.etag", &e.timestamp().etag());
             w.str("odata.editLink", &path);
         }
-        Metadata::Minimal => w.str("odata.etag", &e.etag()),
+        Metadata::Minimal => w.str("odata.etag", &e.timestamp().etag()),
         Metadata::None => {}
     }
     let wanted = |n: &str| projection.is_none_or(|p| p.contains(&n));
     if wanted("PartitionKey") {
-        w.str("PartitionKey", &e.partition_key);
+        w.str("PartitionKey", e.partition_key());
     }
     if wanted("RowKey") {
-        w.str("RowKey", &e.row_key);
+        w.str("RowKey", e.row_key());
     }
     if wanted("Timestamp") {
         if md == Metadata::Full {
             w.str(&format!("Timestamp{ODATA_TYPE}"), "Edm.DateTime");
         }
-        w.str_with("Timestamp", |out| e.timestamp.write_rfc3339_7(out));
+        w.str_with("Timestamp", |out| e.timestamp().write_rfc3339_7(out));
     }
     match projection {
-        None => {
-            for (name, v) in &e.properties {
-                write_property(w, name, v, md);
-            }
-        }
+        None => e.for_each_property(&mut |name, v| write_property(w, name, v, md)),
         Some(p) => {
             for name in p.iter().filter(|n| !matches!(**n, "PartitionKey" | "RowKey" | "Timestamp")) {
-                match e.get(name) {
+                match e.property(name) {
                     Some(v) => write_property(w, name, v, md),
                     None if validate_property_name(name).is_ok() => w.raw(name, "null"),
                     None => {}
@@ -347,7 +343,7 @@ fn write_entity_fields(
 /// System properties come first, then the custom ones in `$select` order. An empty list
 /// or one containing `*` means no projection.
 pub fn entity_response(
-    e: &Entity,
+    e: &(impl EntityFields + ?Sized),
     table: &str,
     md: Metadata,
     select: Option<&[String]>,
@@ -409,7 +405,7 @@ pub fn entity_object(e: &Entity) -> Vec<u8> {
     w.str(&format!("Timestamp{ODATA_TYPE}"), "Edm.DateTime");
     w.str("Timestamp", &e.timestamp.to_rfc3339_7());
     for (name, v) in &e.properties {
-        write_property(&mut w, name, v, Metadata::Full);
+        write_property(&mut w, name, v.borrowed(), Metadata::Full);
     }
     w.close();
     out

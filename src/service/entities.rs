@@ -6,7 +6,7 @@ use super::{Caller, ServiceError, TableService};
 use crate::error::{ApiError, ErrorCode};
 use crate::filter::{self, Expr};
 use crate::model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
-use crate::model::{EdmValue, Entity, KeyRange, Row};
+use crate::model::{EdmValue, Entity, EntityView, KeyRange, Row};
 use crate::partition::{Needs, Partitions, Scan, Txn, SCAN_TIME_BUDGET};
 use std::sync::Arc;
 
@@ -103,6 +103,25 @@ impl TableService {
         caller.check_row(pk, rk)?;
         self.admit(caller.account, table, Some(pk), 1)?;
         let found = self.parts.get_entity(caller.account, table, pk, rk)?;
+        self.note_point_read(caller.account, table, pk);
+        found.ok_or(ServiceError::ResourceNotFound)
+    }
+
+    /// Get Entity with the entity handed to `f` as a view of its stored bytes
+    /// ([`Partitions::get_entity_with`]): the same checks and answers as
+    /// [`TableService::get_entity`], without copying a cached entity.
+    pub fn get_entity_with<'a, R>(
+        &self,
+        caller: impl Into<Caller<'a>>,
+        table: &str,
+        pk: &str,
+        rk: &str,
+        f: impl FnOnce(&EntityView<'_>) -> R,
+    ) -> Result<R, ServiceError> {
+        let caller = caller.into();
+        caller.check_row(pk, rk)?;
+        self.admit(caller.account, table, Some(pk), 1)?;
+        let found = self.parts.get_entity_with(caller.account, table, pk, rk, f)?;
         self.note_point_read(caller.account, table, pk);
         found.ok_or(ServiceError::ResourceNotFound)
     }

@@ -14,7 +14,9 @@
 
 mod entity;
 
-pub use entity::{decode_entity, decode_projection, encode_entity, heap_needed, EncodedEntity};
+pub use entity::{
+    decode_entity, decode_entity_view, decode_projection, encode_entity, heap_needed, EncodedEntity,
+};
 
 use super::StoreError;
 use crate::model::edm::{EdmRef, EdmValue};
@@ -477,6 +479,12 @@ mod tests {
                 properties: props,
             };
             prop_assert!(same(&round_trip(&e), &e));
+            // the borrowed view shows the same entity, from every version's bytes
+            let enc = encode_entity(&e);
+            let view = decode_entity_view("p", "r", &enc.head, enc.heap.as_deref()).unwrap();
+            prop_assert!(same(&view.to_entity(), &e));
+            let v1 = entity::encode_entity_value_v1(&e);
+            prop_assert!(same(&decode_entity_view("p", "r", &v1, None).unwrap().to_entity(), &e));
             // values written by releases before version 2 still read back the same
             let v1 = entity::encode_entity_value_v1(&e);
             prop_assert!(same(&decode_entity("p".into(), "r".into(), &v1, None).unwrap(), &e));
@@ -514,6 +522,12 @@ mod tests {
         #[test]
         fn garbage_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_entity(String::new(), String::new(), &bytes, None);
+            // the view accepts exactly what the owned decoding accepts
+            for heap in [None, Some(&bytes[..])] {
+                let owned = decode_entity(String::new(), String::new(), &bytes, heap);
+                let view = decode_entity_view("", "", &bytes, heap).map(|v| v.to_entity());
+                prop_assert_eq!(format!("{owned:?}"), format!("{view:?}"));
+            }
             let _ = decode_table(&bytes);
             let _ = decode_u64(&bytes);
             for version in [VERSION, 2, 3] {
@@ -521,6 +535,11 @@ mod tests {
                 v.extend_from_slice(&bytes);
                 let _ = decode_entity(String::new(), String::new(), &v, None);
                 let _ = decode_entity(String::new(), String::new(), &v, Some(&bytes));
+                for heap in [None, Some(&bytes[..])] {
+                    let owned = decode_entity(String::new(), String::new(), &v, heap);
+                    let view = decode_entity_view("", "", &v, heap).map(|view| view.to_entity());
+                    prop_assert_eq!(format!("{owned:?}"), format!("{view:?}"));
+                }
                 let _ = heap_needed(&v);
                 let _ = decode_projection(&v, None, &["a".to_owned(), String::new()], &mut [None; 2]);
                 let _ = decode_projection(&v, Some(&bytes), &["a".to_owned()], &mut [None; 1]);

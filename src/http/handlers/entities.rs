@@ -109,11 +109,12 @@ pub fn get_entity(
     rk: &str,
 ) -> Result<Response, ApiError> {
     let format = negotiate(req, ctx)?;
-    let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
     let select = req.query.select_list();
-    let body = format.entity(&e, table, select.as_deref(), &urls(ctx), wall_now());
+    let (etag, body) = state.service.get_entity_with(ctx.caller(), table, pk, rk, |e| {
+        (e.timestamp.etag(), format.entity_view(e, table, select.as_deref(), &urls(ctx), wall_now()))
+    })?;
     let headers = [
-        ("etag", e.etag().into()),
+        ("etag", etag.into()),
         ("dataserviceversion", data_service_version(format, select.is_some())),
         ("content-type", format.entry_content_type().into()),
     ];

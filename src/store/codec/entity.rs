@@ -24,7 +24,7 @@
 
 use super::{put_bytes, put_value, put_varint, Reader, StoreError, TAG_BINARY, TAG_STRING, VERSION};
 use crate::model::edm::{EdmRef, EdmValue};
-use crate::model::entity::Entity;
+use crate::model::entity::{Entity, EntityView};
 use crate::model::time::Ticks;
 
 const ENTITY_V2: u8 = 2;
@@ -271,6 +271,29 @@ pub fn decode_entity(
     }
     p.finish()?;
     Ok(Entity { partition_key, row_key, timestamp: p.timestamp, properties })
+}
+
+/// [`decode_entity`], borrowing every key, name and value from the bytes given.
+pub fn decode_entity_view<'a>(
+    partition_key: &'a str,
+    row_key: &'a str,
+    head: &'a [u8],
+    heap: Option<&'a [u8]>,
+) -> Result<EntityView<'a>, StoreError> {
+    let mut p = Props::open(head, heap)?;
+    // Every property takes at least 3 bytes, which bounds the allocation.
+    let cap = usize::try_from(p.count).unwrap_or(usize::MAX).min(p.dir.remaining() / 3);
+    let mut properties = Vec::with_capacity(cap);
+    for _ in 0..p.count {
+        let (name, tag) = p.next_header()?;
+        let name = std::str::from_utf8(name).map_err(|_| p.dir.corrupt("invalid UTF-8"))?;
+        let Some(value) = p.value_ref(tag)? else {
+            return Err(p.dir.corrupt("heap missing"));
+        };
+        properties.push((name, value));
+    }
+    p.finish()?;
+    Ok(EntityView { partition_key, row_key, timestamp: p.timestamp, properties })
 }
 
 /// Decodes only the timestamp and the properties named in `wanted`, borrowing them

@@ -4,6 +4,7 @@
 //! atomic commits) is the partition layer's.
 
 mod access;
+mod background;
 mod batch;
 mod caller;
 mod entities;
@@ -77,7 +78,7 @@ impl TableService {
 }
 
 /// Runs store work that can take long (a scan may examine 10,000 rows or run for 5 s)
-/// on tokio's blocking pool, so that the async worker threads (two on a two-core
+/// on the scan threads ([`background`], at a lower priority), so that the async worker threads (two on a two-core
 /// machine) keep accepting and answering other requests meanwhile. Point reads and
 /// writes stay on the workers: one or two lookups, or one log append, cost less than
 /// the hand-off to another thread and back. Outside a runtime it runs `f` in place.
@@ -87,7 +88,7 @@ async fn off_the_workers<R: Send + 'static>(
     if tokio::runtime::Handle::try_current().is_err() {
         return f();
     }
-    match tokio::task::spawn_blocking(f).await {
+    match background::run(f).await {
         Ok(out) => out,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         // the runtime is shutting down

@@ -19,7 +19,11 @@ pub const SCAN_NICE: i32 = 10;
 fn pool() -> Option<&'static tokio::runtime::Runtime> {
     static POOL: OnceLock<Option<tokio::runtime::Runtime>> = OnceLock::new();
     POOL.get_or_init(|| {
+        // one scan thread a core: more scans than cores wait for a thread instead of
+        // taking turns on the cores with each other
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
         let built = tokio::runtime::Builder::new_current_thread()
+            .max_blocking_threads(threads)
             .thread_name("aztable-scan")
             .on_thread_start(lower_priority)
             .build();

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Threads of the blocking pool, where scans run.
-const MAX_SCAN_THREADS: usize = 32;
+/// Threads of the runtime's blocking pool (file and DNS work; scans have their own).
+const MAX_BLOCKING_THREADS: usize = 32;
 use tracing_subscriber::{EnvFilter, Layer};
 
 /// mimalloc instead of glibc's malloc: every request allocates and frees dozens of
@@ -46,12 +46,11 @@ fn main() -> std::process::ExitCode {
         eprintln!("aztable: {e}");
         return std::process::ExitCode::from(2);
     }
-    // Scans run on the blocking pool (`service::off_the_workers`); each page is bounded
-    // (10,000 rows or 5 s), and this bounds how many run at once: more wait their turn
-    // instead of each taking a thread.
+    // Scans run on threads of their own (`service::background`, one a core); the
+    // runtime's blocking pool serves what else blocks (file and DNS work), bounded.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .max_blocking_threads(MAX_SCAN_THREADS)
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()
     {
         Ok(rt) => rt,

@@ -1,5 +1,6 @@
-//! FRONT END: the only module that uses axum. One fallback route sends every request
-//! to [`dispatch::dispatch`], which resolves the account, checks the version,
+//! FRONT END: the only module that uses axum. `server` hands every request from hyper
+//! straight to [`dispatch::dispatch`] ([`router`] wraps it for tests without a
+//! socket), which resolves the account, checks the version,
 //! authenticates, routes to an [`endpoint::Endpoint`] and calls one handler; handlers
 //! only translate between HTTP and `service` calls.
 

@@ -1,0 +1,72 @@
+#!/bin/bash
+# The figures of docs/performance.md's "Current figures", in one run on a quiet machine:
+# server CPU per operation of aztable beside the do-nothing ceiling server and Azurite
+# (one invocation), scans beside Azurite, a connection sweep, point reads under scans,
+# and, with BEFORE set, every scenario against an earlier build. About 30 minutes.
+#
+#   cargo build --release --locked --bin aztable --bin aztable-bench
+#   npm install --prefix /tmp/azurite azurite@3.37.0
+#   BEFORE=/path/to/older/aztable scripts/perf-figures.sh      # tables in $OUT/*.txt
+set -u
+BIN=${BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/aztable/target}/release}
+AZURITE=${AZURITE:-/tmp/azurite/node_modules/.bin/azurite-table}
+OUT=${OUT:-$(mktemp -d)}
+DATA=${DATA:-$(mktemp -d)}
+BEFORE=${BEFORE:-}
+mkdir -p "$OUT"
+echo "binaries: $BIN; results: $OUT; data: $DATA"
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
+trap cleanup EXIT
+
+"$BIN/aztable" --tablePort 10302 --location "$DATA/now" --silent >/dev/null 2>&1 & AZP=$!; pids+=($AZP)
+"$BIN/aztable-bench" --ceiling-server 10402 --serve-for 80m >/dev/null 2>&1 & CEP=$!; pids+=($CEP)
+"$AZURITE" --tableHost 127.0.0.1 --tablePort 10102 --inMemoryPersistence --silent >/dev/null 2>&1 &
+pids+=($!)
+sleep 6
+NP=$(ss -ltnp | grep ':10102 ' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+pids+=($NP)
+echo "idle RSS (kB): aztable $(ps -o rss= -p $AZP) ceiling $(ps -o rss= -p $CEP) azurite $(ps -o rss= -p $NP)" | tee "$OUT/memory.txt"
+
+B="$BIN/aztable-bench --connections 16 --duration 8s --settle 20s --markdown"
+A=aztable=http://127.0.0.1:10302/devstoreaccount1
+C=ceiling=http://127.0.0.1:10402/devstoreaccount1
+Z=azurite=http://127.0.0.1:10102/devstoreaccount1
+$B --repeat 2 --endpoint $A --compare $C --compare $Z --pid $AZP --compare-pid $CEP --compare-pid $NP \
+  --scenario point-read,insert-many-partitions,insert-one-partition,batch-insert,range-query,mixed \
+  > "$OUT/three-way.txt" 2>&1
+$B --repeat 2 --endpoint $A --compare $Z --pid $AZP --compare-pid $NP \
+  --scenario filtered-scan,page-all --preload 20000 > "$OUT/scans.txt" 2>&1
+kill "$NP"
+$B --repeat 2 --endpoint $A --compare $C --pid $AZP --compare-pid $CEP --scenario point-read \
+  --connections 16,256,1000 > "$OUT/sweep.txt" 2>&1
+for scanners in 4 0; do
+  $BIN/aztable-bench --duration 10s --settle 20s --repeat 3 --endpoint $A --pid $AZP --scenario read-under-scans \
+    --table scan200k --keep-tables --scanners $scanners > "$OUT/under-scans-$scanners.txt" 2>&1
+done
+echo "RSS after the runs (kB): aztable $(ps -o rss= -p $AZP)" | tee -a "$OUT/memory.txt"
+kill "$CEP"
+# 1,000,000 entities: uniformly random point reads against the same reads on a hot set
+$BIN/aztable-bench --endpoint $A --pid $AZP --scenario point-read --table big1m --preload 1000000 \
+  --duration 2s > "$OUT/one-million-load.txt" 2>&1
+echo "RSS after loading 1,000,000 (kB): aztable $(ps -o rss= -p $AZP)" | tee -a "$OUT/memory.txt"
+sleep 20
+for round in 1 2 3; do
+  for hot in "" "--hot-keys 10000"; do
+    $BIN/aztable-bench --endpoint $A --pid $AZP --scenario point-read --table big1m --preload 1000000 \
+      --duration 8s --settle 20s $hot >> "$OUT/one-million.txt" 2>&1
+  done
+done
+echo "RSS after the 1,000,000-entity reads (kB): aztable $(ps -o rss= -p $AZP)" | tee -a "$OUT/memory.txt"
+kill "$AZP"
+
+if [ -n "$BEFORE" ]; then
+  "$BIN/aztable" --tablePort 10302 --location "$DATA/now2" --silent >/dev/null 2>&1 & NEW=$!; pids+=($NEW)
+  "$BEFORE" --tablePort 10303 --location "$DATA/before" --silent >/dev/null 2>&1 & OLD=$!; pids+=($OLD)
+  sleep 2
+  N=now=http://127.0.0.1:10302/devstoreaccount1 O=before=http://127.0.0.1:10303/devstoreaccount1
+  $B --repeat 2 --endpoint $N --compare $O --pid $NEW --compare-pid $OLD --scenario all > "$OUT/regression.txt" 2>&1
+  $B --repeat 2 --endpoint $N --compare $O --pid $NEW --compare-pid $OLD --scenario filtered-scan,page-all \
+    --preload 100000 > "$OUT/regression-100k.txt" 2>&1
+fi
+echo "done: $OUT"

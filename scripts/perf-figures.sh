@@ -20,7 +20,7 @@ cleanup() { kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
 trap cleanup EXIT
 
 "$BIN/aztable" --tablePort 10302 --location "$DATA/now" --silent >/dev/null 2>&1 & AZP=$!; pids+=($AZP)
-"$BIN/aztable-bench" --ceiling-server 10402 --serve-for 80m >/dev/null 2>&1 & CEP=$!; pids+=($CEP)
+"$BIN/aztable-bench" --ceiling-server 10402 --serve-for 60m >/dev/null 2>&1 & CEP=$!; pids+=($CEP)
 "$AZURITE" --tableHost 127.0.0.1 --tablePort 10102 --inMemoryPersistence --silent >/dev/null 2>&1 &
 pids+=($!)
 sleep 6
@@ -38,8 +38,9 @@ $B --repeat 2 --endpoint $A --compare $C --compare $Z --pid $AZP --compare-pid $
 $B --repeat 2 --endpoint $A --compare $Z --pid $AZP --compare-pid $NP \
   --scenario filtered-scan,page-all --preload 20000 > "$OUT/scans.txt" 2>&1
 kill "$NP"
-$B --repeat 2 --endpoint $A --compare $C --pid $AZP --compare-pid $CEP --scenario point-read \
-  --connections 16,256,1000 > "$OUT/sweep.txt" 2>&1
+# (--connections repeated would add to the list, so not $B here)
+$BIN/aztable-bench --duration 8s --settle 20s --markdown --repeat 2 --endpoint $A --compare $C --pid $AZP \
+  --compare-pid $CEP --scenario point-read --connections 16,256,1000 > "$OUT/sweep.txt" 2>&1
 for scanners in 4 0; do
   $BIN/aztable-bench --duration 10s --settle 20s --repeat 3 --endpoint $A --pid $AZP --scenario read-under-scans \
     --table scan200k --keep-tables --scanners $scanners > "$OUT/under-scans-$scanners.txt" 2>&1

@@ -1,6 +1,7 @@
 //! The entity: keys, server timestamp and typed custom properties.
 
 use super::edm::{EdmRef, EdmValue};
+use super::row::Row;
 use super::time::Ticks;
 
 /// A stored entity. `properties` holds custom properties only (never PartitionKey,
@@ -56,38 +57,22 @@ pub struct EntityView<'a> {
     pub properties: Vec<(&'a str, EdmRef<'a>)>,
 }
 
-/// What a renderer reads of an entity, owned ([`Entity`]) or borrowed ([`EntityView`]).
-pub trait EntityFields {
-    fn partition_key(&self) -> &str;
-    fn row_key(&self) -> &str;
-    fn timestamp(&self) -> Ticks;
+/// What a renderer reads of an entity, owned ([`Entity`]) or borrowed ([`EntityView`]):
+/// what a filter reads ([`Row`]), and every custom property in order.
+pub trait EntityFields: Row {
     /// Calls `f` with each custom property, in order.
     fn for_each_property(&self, f: &mut dyn FnMut(&str, EdmRef<'_>));
-    /// A custom property by name (the first, were a name repeated).
-    fn property(&self, name: &str) -> Option<EdmRef<'_>>;
 }
 
 impl EntityFields for Entity {
-    fn partition_key(&self) -> &str {
-        &self.partition_key
-    }
-    fn row_key(&self) -> &str {
-        &self.row_key
-    }
-    fn timestamp(&self) -> Ticks {
-        self.timestamp
-    }
     fn for_each_property(&self, f: &mut dyn FnMut(&str, EdmRef<'_>)) {
         for (name, value) in &self.properties {
             f(name, value.borrowed());
         }
     }
-    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
-        self.get(name).map(EdmValue::borrowed)
-    }
 }
 
-impl EntityFields for EntityView<'_> {
+impl Row for EntityView<'_> {
     fn partition_key(&self) -> &str {
         self.partition_key
     }
@@ -97,13 +82,16 @@ impl EntityFields for EntityView<'_> {
     fn timestamp(&self) -> Ticks {
         self.timestamp
     }
+    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
+        self.properties.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+impl EntityFields for EntityView<'_> {
     fn for_each_property(&self, f: &mut dyn FnMut(&str, EdmRef<'_>)) {
         for (name, value) in &self.properties {
             f(name, *value);
         }
-    }
-    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
-        self.properties.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 }
 

@@ -54,8 +54,13 @@ const ESC_END: u8 = 0x01;
 
 /// Appends the order-preserving encoding of `s` (terminator included) to `out`.
 pub fn encode_key_string(out: &mut Vec<u8>, s: &str) {
-    out.reserve(s.len() + 2);
-    for &b in s.as_bytes() {
+    encode_key_bytes(out, s.len(), s.bytes());
+}
+
+/// [`encode_key_string`] of the string whose `len` bytes `bytes` yields.
+fn encode_key_bytes(out: &mut Vec<u8>, len: usize, bytes: impl Iterator<Item = u8>) {
+    out.reserve(len + 2);
+    for b in bytes {
         match b {
             0x00 => out.extend_from_slice(&[ESC, ESC_NUL]),
             0xEE => out.push(0xF5),
@@ -87,18 +92,8 @@ pub fn table_key(account: &str, table_name: &str) -> Vec<u8> {
 pub fn push_table_key(out: &mut Vec<u8>, account: &str, table_name: &str) {
     out.push(TABLE_PREFIX);
     encode_key_string(out, account);
-    // the name in lower case, encoded as `encode_key_string` would encode it (ASCII
-    // lower-casing never makes one of the bytes it escapes)
-    out.reserve(table_name.len() + 2);
-    for b in table_name.bytes().map(|b| b.to_ascii_lowercase()) {
-        match b {
-            0x00 => out.extend_from_slice(&[ESC, ESC_NUL]),
-            0xEE => out.push(0xF5),
-            0xEF => out.push(0xF6),
-            _ => out.push(b),
-        }
-    }
-    out.extend_from_slice(&[ESC, ESC_END]);
+    // the name in lower case, without lower-casing it into a new string first
+    encode_key_bytes(out, table_name.len(), table_name.bytes().map(|b| b.to_ascii_lowercase()));
 }
 
 fn account_tables_prefix(account: &str) -> Vec<u8> {

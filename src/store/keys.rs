@@ -169,6 +169,42 @@ pub fn heap_key(entity_key: &[u8]) -> Vec<u8> {
     k
 }
 
+/// Whether `key` is an entity heap key ([`heap_key`]), or a bound [`heap_key`] made of
+/// a bound of heads.
+pub fn is_heap_key(key: &[u8]) -> bool {
+    key.first() == Some(&ENTITY_PREFIX) && key.get(TABLE_ID_END) == Some(&HEAP_MARK)
+}
+
+/// Which keys `[start, end)` can hold: (keys that are not heaps, heaps). Exact for the
+/// ranges the crate uses (one table's heads, its heaps, all of it, a partition, a key
+/// kind), and for any other range never `false` where such a key could lie in it. The
+/// store keeps heaps apart from everything else (`store/rocks.rs`) and reads or deletes
+/// a range only where it can have keys.
+pub fn range_holds(start: &[u8], end: &[u8]) -> (bool, bool) {
+    if start >= end {
+        return (false, false);
+    }
+    let mut first_heap = table_entities_prefix(0);
+    first_heap.push(HEAP_MARK);
+    let past_entities = start > [ENTITY_PREFIX].as_slice() && start.first() != Some(&ENTITY_PREFIX);
+    if past_entities || end <= first_heap.as_slice() {
+        // past every entity key, or before the first heap
+        return (true, false);
+    }
+    let Some(table) = start.get(..TABLE_ID_END).filter(|_| start.first() == Some(&ENTITY_PREFIX)) else {
+        return (true, true);
+    };
+    if is_heap_key(start) {
+        // among one table's heaps: what follows them is the next table's heads
+        (end > prefix_end(table).as_slice(), true)
+    } else {
+        // among one table's heads: its heaps follow them
+        let mut heaps = table.to_vec();
+        heaps.push(HEAP_MARK);
+        (true, end > heaps.as_slice())
+    }
+}
+
 /// Returns `[start, end)` covering every entity heap of the table.
 pub fn table_heaps_range(table_id: u64) -> (Vec<u8>, Vec<u8>) {
     let (_, end) = table_entities_range(table_id);
@@ -355,6 +391,65 @@ mod tests {
         assert!(entity_key(1, "a", "bc") < entity_key(1, "ab", "c"));
         assert!(entity_key(1, "", "z") < entity_key(1, "\0", ""));
         assert!(entity_key(1, "zz", "") < entity_key(2, "", ""));
+    }
+
+    /// Keys and range bounds of every shape the crate writes, and some it never does.
+    fn some_key() -> impl Strategy<Value = Vec<u8>> {
+        let table = prop_oneof![Just(0u64), Just(1), Just(2), Just(u64::MAX - 1), Just(u64::MAX)];
+        prop_oneof![
+            (table.clone(), "[a-c]{0,2}", "[a-c]{0,2}").prop_map(|(t, p, r)| entity_key(t, &p, &r)),
+            (table.clone(), "[a-c]{0,2}", "[a-c]{0,2}")
+                .prop_map(|(t, p, r)| heap_key(&entity_key(t, &p, &r))),
+            (table.clone(), "[a-c]{0,2}").prop_map(|(t, p)| partition_range(t, &p).0),
+            (table.clone(), "[a-c]{0,2}").prop_map(|(t, p)| partition_range(t, &p).1),
+            (table.clone(), "[a-c]{0,2}").prop_map(|(t, p)| heap_key(&partition_range(t, &p).1)),
+            table.clone().prop_map(|t| table_heads_range(t).1),
+            table.prop_map(|t| table_entities_range(t).1),
+            prop::collection::vec(any::<u8>(), 0..12),
+            prop::collection::vec(
+                prop_oneof![Just(0u8), Just(1), Just(2), Just(3), Just(0xFE), Just(0xFF)],
+                0..12
+            ),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn range_holds_never_misses_a_key(
+            start in some_key(), end in some_key(), ks in prop::collection::vec(some_key(), 0..24),
+        ) {
+            let (others, heaps) = range_holds(&start, &end);
+            for k in ks.iter().filter(|k| start.as_slice() <= k.as_slice() && k.as_slice() < end.as_slice()) {
+                if is_heap_key(k) {
+                    prop_assert!(heaps, "heap {k:?} in [{start:?}, {end:?})");
+                } else {
+                    prop_assert!(others, "key {k:?} in [{start:?}, {end:?})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn range_holds_is_exact_for_the_ranges_the_crate_scans() {
+        for t in [0, 7, u64::MAX] {
+            let (s, e) = table_heads_range(t);
+            assert_eq!(range_holds(&s, &e), (true, false));
+            let (s, e) = table_heaps_range(t);
+            assert_eq!(range_holds(&s, &e), (false, true));
+            let (s, e) = table_entities_range(t);
+            assert_eq!(range_holds(&s, &e), (true, true));
+            let (s, e) = partition_range(t, "p");
+            assert_eq!(range_holds(&s, &e), (true, false));
+            assert_eq!(range_holds(&heap_key(&s), &heap_key(&e)), (false, true));
+            let row = entity_key(t, "p", "r");
+            assert!(is_heap_key(&heap_key(&row)) && !is_heap_key(&row) && is_entity_key(&row));
+        }
+        let (s, e) = tables_range("devstoreaccount1");
+        assert_eq!(range_holds(&s, &e), (true, false));
+        let (s, e) = legacy_heaps_range();
+        assert_eq!(range_holds(&s, &e), (true, false));
+        assert_eq!(range_holds(b"b", b"a"), (false, false));
+        assert_eq!(range_holds(b"", b"\xFF"), (true, true));
     }
 
     #[test]

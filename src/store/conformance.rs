@@ -259,9 +259,22 @@ enum Op {
     Scan(Vec<u8>, Vec<u8>),
 }
 
-/// Short keys over a tiny alphabet, so ops collide and ranges hit real keys.
+/// Short keys over a tiny alphabet, so ops collide and ranges hit real keys; and keys
+/// shaped like entity heads and heaps (kind 0x02, table id 0 or 1, the heap mark 0xFF
+/// or not), which `RocksStore` keeps in two column families.
 fn small_key() -> impl Strategy<Value = Vec<u8>> {
-    prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0xFF]), 0..4)
+    let tiny = prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0xFF]), 0..4);
+    let rest = prop::collection::vec(prop::sample::select(vec![0u8, 1, 0xFF]), 0..3);
+    let entity = (0u64..2, any::<bool>(), rest).prop_map(|(table, heap, rest)| {
+        let mut k = vec![2u8];
+        k.extend_from_slice(&table.to_be_bytes());
+        if heap {
+            k.push(0xFF);
+        }
+        k.extend(rest);
+        k
+    });
+    prop_oneof![tiny, entity]
 }
 
 fn op() -> impl Strategy<Value = Op> {

@@ -1,6 +1,13 @@
 //! `RocksStore`: the durable [`Store`] on RocksDB. This is the only file in the crate
 //! that names `rocksdb`.
 //!
+//! Entity heaps ([`keys::is_heap_key`]) live in a column family of their own,
+//! [`HEAPS_CF`], with smaller blocks than everything else (see [`HEAP_BLOCK_BYTES`]);
+//! the rest of the crate sees one ordered key space: a write batch spans both column
+//! families atomically (one WAL), and a scan whose range holds keys of both merges
+//! them. A directory created before the split keeps one column family and is read and
+//! written as before.
+//!
 //! Writes go through the WAL; by default without an fsync per write (the WAL in the OS
 //! page cache survives a killed process, not a power loss), with `--fsync` synced
 //! before they are acknowledged. Scans are lazy forward iterators bounded by
@@ -9,25 +16,32 @@
 //! `OpenOptions::recover_tolerate` says to recover up to it.
 
 use super::recovery::{self, OpenOptions};
-use super::{KvPair, Store, StoreError, Visit, WriteBatch, WriteOp};
+use super::{keys, KvPair, Store, StoreError, Visit, WriteBatch, WriteOp};
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, DBRecoveryMode, Direction, ErrorKind, IteratorMode, Options,
-    ReadOptions, WriteOptions, DB,
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, DBRawIterator,
+    DBRecoveryMode, ErrorKind, Options, ReadOptions, WriteBufferManager, WriteOptions, DB,
+    DEFAULT_COLUMN_FAMILY_NAME,
 };
 use std::path::Path;
 
 /// Block cache shared by every table of the database (the partition layer's entity
-/// cache takes 16 MiB more; with at most two 32 MiB memtables, 120 MiB of caches and
+/// cache takes 16 MiB more; with at most 64 MiB of memtables, 120 MiB of caches and
 /// buffers in all).
 const BLOCK_CACHE_BYTES: usize = 40 << 20;
 /// Size of one memtable.
 const WRITE_BUFFER_BYTES: usize = 32 << 20;
+/// What the memtables of both column families may hold together.
+const MEMTABLE_BUDGET_BYTES: usize = 2 * WRITE_BUFFER_BYTES;
 /// Level-0 files that start a compaction into the base level (RocksDB's default is 4).
 const LEVEL0_COMPACTION_TRIGGER: i32 = 8;
 /// Share of a memtable's size given to its bloom filter.
 const MEMTABLE_BLOOM_RATIO: f64 = 0.02;
-/// Size of an uncompressed data block.
+/// Size of an uncompressed data block (heads, and everything else but heaps).
 const BLOCK_BYTES: usize = 16 << 10;
+/// Size of an uncompressed data block of heaps.
+const HEAP_BLOCK_BYTES: usize = 4 << 10;
+/// The column family of entity heaps.
+const HEAPS_CF: &str = "heaps";
 
 /// An ordered, durable key/value store backed by RocksDB.
 pub struct RocksStore {
@@ -61,8 +75,8 @@ impl RocksStore {
     pub fn open_with(path: &Path, how: OpenOptions) -> Result<RocksStore, StoreError> {
         let mut write_opts = WriteOptions::default();
         write_opts.set_sync(how.sync_writes);
-        let strict = options(DBRecoveryMode::TolerateCorruptedTailRecords);
-        let err = match DB::open(&strict, path) {
+        let memory = Memory::new();
+        let err = match open_db(path, DBRecoveryMode::TolerateCorruptedTailRecords, &memory) {
             Ok(db) => {
                 recovery::log_engine_warnings(path);
                 return Ok(RocksStore { db, write_opts });
@@ -75,7 +89,7 @@ impl RocksStore {
         }
         let logs = recovery::keep_damaged_logs(path)
             .map_err(|e| StoreError::Engine(format!("cannot copy the damaged write-ahead log aside: {e}")))?;
-        let db = DB::open(&options(DBRecoveryMode::PointInTime), path).map_err(engine)?;
+        let db = open_db(path, DBRecoveryMode::PointInTime, &memory).map_err(engine)?;
         recovery::log_engine_warnings(path);
         recovery::log_dropped(path, &logs, db.latest_sequence_number());
         Ok(RocksStore { db, write_opts })
@@ -86,29 +100,71 @@ impl RocksStore {
     /// write through [`Store::write`] fails.
     pub fn open_read_only(path: &Path) -> Result<RocksStore, StoreError> {
         let opts = Options::default();
-        let db = DB::open_for_read_only(&opts, path, false).map_err(engine)?;
+        let families = DB::list_cf(&opts, path).map_err(engine)?;
+        let db = DB::open_cf_for_read_only(&opts, path, families, false).map_err(engine)?;
         Ok(RocksStore { db, write_opts: WriteOptions::default() })
     }
 }
 
-/// The database options, with how the WAL is recovered.
-fn options(recovery: DBRecoveryMode) -> Options {
-    let cache = Cache::new_lru_cache(BLOCK_CACHE_BYTES);
+/// What the column families share: the block cache, and the memtables' budget.
+struct Memory {
+    cache: Cache,
+    memtables: WriteBufferManager,
+}
+
+impl Memory {
+    fn new() -> Memory {
+        Memory {
+            cache: Cache::new_lru_cache(BLOCK_CACHE_BYTES),
+            memtables: WriteBufferManager::new_write_buffer_manager(MEMTABLE_BUDGET_BYTES, false),
+        }
+    }
+}
+
+/// Opens the database in `path`, creating it with both column families when there is
+/// none yet; an existing one opens with the column families it has (one, if created
+/// before heaps had their own).
+fn open_db(path: &Path, recovery: DBRecoveryMode, memory: &Memory) -> Result<DB, rocksdb::Error> {
+    let mut opts = options(recovery, memory);
+    let split = match path.join("CURRENT").exists() {
+        true => DB::list_cf(&opts, path)?.iter().any(|f| f == HEAPS_CF),
+        false => true,
+    };
+    if !split {
+        return DB::open(&opts, path);
+    }
+    opts.create_missing_column_families(true);
+    let families = [
+        ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, options(recovery, memory)),
+        ColumnFamilyDescriptor::new(HEAPS_CF, heaps_options(recovery, memory)),
+    ];
+    DB::open_cf_descriptors(&opts, path, families)
+}
+
+/// The block-based table options every column family shares: `cache`, bloom filters,
+/// index and filter blocks outside the cache, `block_bytes` data blocks.
+fn table_options(cache: &Cache, block_bytes: usize) -> BlockBasedOptions {
     let mut table = BlockBasedOptions::default();
-    table.set_block_cache(&cache);
+    table.set_block_cache(cache);
     table.set_bloom_filter(10.0, false);
     // 16 KiB data blocks (RocksDB's default is 4 KiB): entities are about 1 KiB, so a
     // 4 KiB block held three or four and every scan paid the per-block cost (cache
     // lookup, iterator setup, checksum) every few rows. Measured on 100,000 1 KiB
     // entities: filtered scans 2x faster, point and range reads 5-10% faster; 32 and
     // 64 KiB blocks scan faster still but slow point reads.
-    table.set_block_size(BLOCK_BYTES);
+    table.set_block_size(block_bytes);
     // Index and filter blocks stay in table-reader memory (about 1% of the data)
     // instead of competing with data blocks in the cache: with them in a small cache,
     // random reads over a large table evicted them and every miss re-read a large
     // index block.
     table.set_cache_index_and_filter_blocks(false);
+    table
+}
 
+/// The database options (and those of the default column family, which holds
+/// everything but heaps), with how the WAL is recovered.
+fn options(recovery: DBRecoveryMode, memory: &Memory) -> Options {
+    let table = table_options(&memory.cache, BLOCK_BYTES);
     let mut opts = Options::default();
     opts.create_if_missing(true);
     // No compression in levels 0 and 1, which are rewritten soon after they are
@@ -118,10 +174,17 @@ fn options(recovery: DBRecoveryMode) -> Options {
     opts.set_compression_per_level(&[Plain, Plain, Lz4, Lz4, Lz4, Lz4, Lz4]);
     opts.set_bottommost_compression_type(Lz4);
     opts.set_max_background_jobs(2);
-    // Two 32 MiB memtables at most (RocksDB's default is 64 MiB each): with the block
-    // cache, what a write-heavy load holds stays well under 200 MB (a 1,000,000-entity
-    // load peaked at 222 MB with 64 MiB memtables).
+    // 32 MiB memtables (RocksDB's default is 64 MiB), 64 MiB of them at most in both
+    // column families together: with the block cache, what a write-heavy load holds
+    // stays well under 200 MB (a 1,000,000-entity load peaked at 222 MB with 64 MiB
+    // memtables).
     opts.set_write_buffer_size(WRITE_BUFFER_BYTES);
+    opts.set_write_buffer_manager(&memory.memtables);
+    // The log is kept until every column family has flushed what it holds of it; heads
+    // fill their memtable about seven times slower than heaps, so without this bound a
+    // crash could leave some 250 MB of log to replay on the next start. With it, heads
+    // are flushed (small files) once the log reaches two memtables.
+    opts.set_max_total_wal_size(MEMTABLE_BUDGET_BYTES as u64);
     opts.set_keep_log_file_num(4);
     // Compact level 0 into the base level after 8 flushed files instead of 4. Writers
     // spread over many partitions put every key range into each flushed file, so each
@@ -141,20 +204,140 @@ fn options(recovery: DBRecoveryMode) -> Options {
     opts
 }
 
+/// The options of [`HEAPS_CF`]: as [`options`], but with 4 KiB blocks.
+fn heaps_options(recovery: DBRecoveryMode, memory: &Memory) -> Options {
+    let mut opts = options(recovery, memory);
+    // 4 KiB heap blocks (heads keep 16 KiB). A point read that misses the caches copies
+    // its block out of the OS page cache and checksums it; a heap is about 1 KiB, so a
+    // 16 KiB block made it copy 15 KiB it did not need, which was the largest part of a
+    // uniformly random read over 1,000,000 entities. Scans of heads (filters) never
+    // touch these blocks; scans that return heaps read them in order.
+    opts.set_block_based_table_factory(&table_options(&memory.cache, HEAP_BLOCK_BYTES));
+    opts
+}
+
+/// A forward scan of a range: one column family, or both merged by key.
+enum Scan<'a> {
+    One(DBRawIterator<'a>),
+    Both { rest: DBRawIterator<'a>, heaps: DBRawIterator<'a> },
+}
+
+/// The current key and value of `it`, unless it is past its range (or failed).
+fn pair<'i>(it: &'i DBRawIterator<'_>) -> Option<(&'i [u8], &'i [u8])> {
+    Some((it.key()?, it.value()?))
+}
+
+impl Scan<'_> {
+    /// The current key and value (the smaller key of the two column families), and
+    /// whether they are a heap's; `None` at the end of the range or on an error.
+    fn current(&self) -> Option<(&[u8], &[u8], bool)> {
+        let (rest, heaps) = match self {
+            Scan::One(it) => return pair(it).map(|(k, v)| (k, v, false)),
+            Scan::Both { rest, heaps } => (pair(rest), pair(heaps)),
+        };
+        match (rest, heaps) {
+            (Some(r), Some(h)) if h.0 < r.0 => Some((h.0, h.1, true)),
+            (Some(r), _) => Some((r.0, r.1, false)),
+            (None, Some(h)) => Some((h.0, h.1, true)),
+            (None, None) => None,
+        }
+    }
+
+    /// Steps past the pair [`Scan::current`] returned (`heap` as it said).
+    fn advance(&mut self, heap: bool) {
+        match self {
+            Scan::One(it) => it.next(),
+            Scan::Both { heaps, .. } if heap => heaps.next(),
+            Scan::Both { rest, .. } => rest.next(),
+        }
+    }
+
+    /// Why [`Scan::current`] returned `None` early, if it did.
+    fn status(&self) -> Result<(), StoreError> {
+        match self {
+            Scan::One(it) => it.status().map_err(engine),
+            Scan::Both { rest, heaps } => rest.status().and(heaps.status()).map_err(engine),
+        }
+    }
+}
+
+impl RocksStore {
+    /// The heaps' column family, if the directory has one.
+    fn heaps(&self) -> Option<&ColumnFamily> {
+        self.db.cf_handle(HEAPS_CF)
+    }
+
+    /// The column family `key` lives in: `None` for the default one.
+    fn family_of(&self, key: &[u8]) -> Option<&ColumnFamily> {
+        self.heaps().filter(|_| keys::is_heap_key(key))
+    }
+
+    /// Which column families `[start, end)` can have keys in: (the default one, heaps).
+    fn families_of(&self, start: &[u8], end: &[u8]) -> (bool, Option<&ColumnFamily>) {
+        match self.heaps() {
+            Some(cf) => {
+                let (rest, heaps) = keys::range_holds(start, end);
+                (rest, heaps.then_some(cf))
+            }
+            None => (true, None),
+        }
+    }
+
+    /// Positions a scan of `[start, end)` (not empty) at `start`.
+    fn seek(&self, start: &[u8], end: &[u8]) -> Scan<'_> {
+        let bounded = || {
+            let mut ro = ReadOptions::default();
+            ro.set_iterate_upper_bound(end.to_vec());
+            ro
+        };
+        let mut scan = match self.families_of(start, end) {
+            (true, Some(cf)) => Scan::Both {
+                rest: self.db.raw_iterator_opt(bounded()),
+                heaps: self.db.raw_iterator_cf_opt(cf, bounded()),
+            },
+            (false, Some(cf)) => Scan::One(self.db.raw_iterator_cf_opt(cf, bounded())),
+            (_, None) => Scan::One(self.db.raw_iterator_opt(bounded())),
+        };
+        match &mut scan {
+            Scan::One(it) => it.seek(start),
+            Scan::Both { rest, heaps } => {
+                rest.seek(start);
+                heaps.seek(start);
+            }
+        }
+        scan
+    }
+}
+
 impl Store for RocksStore {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.db.get(key).map_err(engine)
+        match self.family_of(key) {
+            Some(cf) => self.db.get_cf(cf, key).map_err(engine),
+            None => self.db.get(key).map_err(engine),
+        }
     }
 
     fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
         let mut wb = rocksdb::WriteBatch::default();
         for op in batch.ops {
             match op {
-                WriteOp::Put(k, v) => wb.put(k, v),
-                WriteOp::Delete(k) => wb.delete(k),
-                // An empty or inverted range deletes nothing (RocksDB would reject it).
+                WriteOp::Put(k, v) => match self.family_of(&k) {
+                    Some(cf) => wb.put_cf(cf, k, v),
+                    None => wb.put(k, v),
+                },
+                WriteOp::Delete(k) => match self.family_of(&k) {
+                    Some(cf) => wb.delete_cf(cf, k),
+                    None => wb.delete(k),
+                },
+                // An empty or inverted range deletes nothing (RocksDB would reject it);
+                // a range tombstone goes only where the range can have keys, since
+                // every read of a column family checks its tombstones.
                 WriteOp::DeleteRange(start, end) => {
-                    if start < end {
+                    let (rest, heaps) = self.families_of(&start, &end);
+                    if let Some(cf) = heaps {
+                        wb.delete_range_cf(cf, &start, &end);
+                    }
+                    if rest && start < end {
                         wb.delete_range(start, end);
                     }
                 }
@@ -171,27 +354,34 @@ impl Store for RocksStore {
         if start >= end {
             return Box::new(std::iter::empty());
         }
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_upper_bound(end.to_vec());
-        let iter = self.db.iterator_opt(IteratorMode::From(start, Direction::Forward), ro);
-        Box::new(iter.map(|r| r.map(|(k, v)| (k.into_vec(), v.into_vec())).map_err(engine)))
+        let mut scan = self.seek(start, end);
+        let mut done = false;
+        Box::new(std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            let Some((k, v, heap)) = scan.current() else {
+                done = true;
+                return scan.status().err().map(Err);
+            };
+            let pair = (k.to_vec(), v.to_vec());
+            scan.advance(heap);
+            Some(Ok(pair))
+        }))
     }
 
     fn scan_with(&self, start: &[u8], end: &[u8], visit: &mut Visit<'_>) -> Result<(), StoreError> {
         if start >= end {
             return Ok(());
         }
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_upper_bound(end.to_vec());
-        let mut it = self.db.raw_iterator_opt(ro);
-        it.seek(start);
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+        let mut scan = self.seek(start, end);
+        while let Some((k, v, heap)) = scan.current() {
             if !visit(k, v)? {
                 return Ok(());
             }
-            it.next();
+            scan.advance(heap);
         }
-        it.status().map_err(engine)
+        scan.status()
     }
 
     fn reclaim_deleted_range(&self, start: &[u8], end: &[u8]) -> Result<(), StoreError> {
@@ -199,7 +389,11 @@ impl Store for RocksStore {
         // end inclusive: no stored key equals a range end, which is a bare prefix) and
         // leaves level 0 and partly covered files to compaction. The range's tombstone
         // is still in the memtable, so no file dropped here holds it.
-        if start < end {
+        let (rest, heaps) = self.families_of(start, end);
+        if let Some(cf) = heaps {
+            self.db.delete_file_in_range_cf(cf, start, end).map_err(engine)?;
+        }
+        if rest && start < end {
             self.db.delete_file_in_range(start, end).map_err(engine)?;
         }
         Ok(())
@@ -207,6 +401,9 @@ impl Store for RocksStore {
 
     fn flush(&self) -> Result<(), StoreError> {
         self.db.flush_wal(true).map_err(engine)?;
+        if let Some(cf) = self.heaps() {
+            self.db.flush_cf(cf).map_err(engine)?;
+        }
         self.db.flush().map_err(engine)
     }
 }
@@ -251,6 +448,143 @@ mod tests {
         assert!(batches.iter().all(|b| b.count == 2));
         assert!(batches.windows(2).all(|w| w[1].seq == w[0].seq + 2));
         assert_eq!(batches.last().map(|b| b.seq + 1), Some(last));
+    }
+
+    /// The heads and heaps of `rows` rows of table `table`, written and flushed.
+    fn put_table(s: &RocksStore, table: u64, rows: usize) {
+        let mut b = WriteBatch::new();
+        for i in 0..rows {
+            let head = keys::entity_key(table, "p", &format!("r{i:03}"));
+            b.put(keys::heap_key(&head), vec![b'h'; 900]);
+            b.put(head, vec![b'v'; 60]);
+        }
+        s.write(b).expect("write");
+        s.flush().expect("flush");
+    }
+
+    fn all(s: &RocksStore, (start, end): (Vec<u8>, Vec<u8>)) -> Vec<Vec<u8>> {
+        let pairs: Vec<_> = s.scan(&start, &end).map(|r| r.expect("scan").0).collect();
+        let mut visited = Vec::new();
+        s.scan_with(&start, &end, &mut |k, _| {
+            visited.push(k.to_vec());
+            Ok(true)
+        })
+        .expect("scan_with");
+        assert_eq!(pairs, visited);
+        pairs
+    }
+
+    #[test]
+    fn heaps_live_in_their_own_column_family_and_read_back_as_one_key_space() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = RocksStore::open(dir.path()).expect("open");
+        put_table(&s, 1, 30);
+        put_table(&s, 2, 30);
+        let head = keys::entity_key(1, "p", "r007");
+        let heap = keys::heap_key(&head);
+        let cf = s.heaps().expect("a new directory has the heaps column family");
+        assert_eq!(s.db.get_cf(cf, &heap).expect("get_cf"), Some(vec![b'h'; 900]));
+        assert_eq!(s.db.get(&heap).expect("get"), None, "no heap in the default column family");
+        assert_eq!(s.db.get_cf(cf, &head).expect("get_cf"), None, "no head among the heaps");
+        assert_eq!(s.get(&heap).expect("get"), Some(vec![b'h'; 900]));
+        assert_eq!(s.get(&head).expect("get"), Some(vec![b'v'; 60]));
+
+        // one table's range: its 30 heads, then its 30 heaps, in key order
+        let table = all(&s, keys::table_entities_range(1));
+        assert_eq!(table.len(), 60);
+        assert!(table.windows(2).all(|w| w[0] < w[1]));
+        assert!(
+            table[..30].iter().all(|k| !keys::is_heap_key(k))
+                && table[30..].iter().all(|k| keys::is_heap_key(k))
+        );
+        assert_eq!(all(&s, keys::table_heads_range(1)), table[..30]);
+        assert_eq!(all(&s, keys::table_heaps_range(1)), table[30..]);
+        // across both tables and everything else
+        assert_eq!(all(&s, (vec![], vec![0xFF])).len(), 120);
+        // a scan that stops early stops
+        let mut seen = 0;
+        s.scan_with(&[], &[0xFF], &mut |_, _| {
+            seen += 1;
+            Ok(seen < 45)
+        })
+        .expect("scan_with");
+        assert_eq!(seen, 45);
+
+        // deleting a table deletes its heads and heaps, and drops the files of both
+        // (below level 0, where each table's files are its own)
+        for t in [1, 2] {
+            let (start, end) = keys::table_entities_range(t);
+            s.db.compact_range(Some(&start), Some(&end));
+            s.db.compact_range_cf(cf, Some(&start), Some(&end));
+        }
+        let files = |s: &RocksStore, family: &str| {
+            let live = s.db.live_files().expect("live files");
+            let of = |t: u64| {
+                let prefix = &keys::table_entities_range(t).0;
+                live.iter()
+                    .filter(|f| f.column_family_name == family)
+                    .filter(|f| f.start_key.as_deref().is_some_and(|k| k.starts_with(prefix)))
+                    .count()
+            };
+            (of(1), of(2))
+        };
+        assert_eq!((files(&s, DEFAULT_COLUMN_FAMILY_NAME), files(&s, HEAPS_CF)), ((1, 1), (1, 1)));
+        let (start, end) = keys::table_entities_range(1);
+        let mut b = WriteBatch::new();
+        b.delete_range(start.clone(), end.clone());
+        s.write(b).expect("delete range");
+        s.reclaim_deleted_range(&start, &end).expect("reclaim");
+        assert_eq!((files(&s, DEFAULT_COLUMN_FAMILY_NAME), files(&s, HEAPS_CF)), ((0, 1), (0, 1)));
+        assert_eq!(all(&s, keys::table_entities_range(1)), Vec::<Vec<u8>>::new());
+        assert_eq!(all(&s, keys::table_entities_range(2)).len(), 60);
+        drop(s);
+
+        let s = RocksStore::open(dir.path()).expect("reopen");
+        assert!(s.heaps().is_some());
+        assert_eq!(all(&s, keys::table_entities_range(2)).len(), 60);
+        assert_eq!(
+            s.get(&keys::heap_key(&keys::entity_key(2, "p", "r029"))).expect("get"),
+            Some(vec![b'h'; 900])
+        );
+        drop(s);
+        let s = RocksStore::open_read_only(dir.path()).expect("read-only");
+        assert_eq!(all(&s, keys::table_entities_range(2)).len(), 60);
+        assert_eq!(
+            s.get(&keys::heap_key(&keys::entity_key(2, "p", "r000"))).expect("get"),
+            Some(vec![b'h'; 900])
+        );
+    }
+
+    #[test]
+    fn a_directory_created_with_one_column_family_keeps_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            // as a build before the split created it
+            let mut opts = Options::default();
+            opts.create_if_missing(true);
+            let db = DB::open(&opts, dir.path()).expect("open");
+            let head = keys::entity_key(1, "p", "r");
+            db.put(keys::heap_key(&head), b"heap").expect("put");
+            db.put(head, b"head").expect("put");
+        }
+        let s = RocksStore::open(dir.path()).expect("open");
+        assert!(s.heaps().is_none());
+        put_table(&s, 2, 10);
+        let head = keys::entity_key(1, "p", "r");
+        assert_eq!(s.get(&keys::heap_key(&head)).expect("get"), Some(b"heap".to_vec()));
+        assert_eq!(
+            s.db.get(keys::heap_key(&keys::entity_key(2, "p", "r003"))).expect("get"),
+            Some(vec![b'h'; 900])
+        );
+        assert_eq!(all(&s, keys::table_entities_range(1)), vec![head.clone(), keys::heap_key(&head)]);
+        assert_eq!(all(&s, keys::table_entities_range(2)).len(), 20);
+        drop(s);
+        assert_eq!(
+            DB::list_cf(&Options::default(), dir.path()).expect("list"),
+            vec![DEFAULT_COLUMN_FAMILY_NAME]
+        );
+        let s = RocksStore::open_read_only(dir.path()).expect("read-only");
+        assert_eq!(s.get(&keys::heap_key(&head)).expect("get"), Some(b"heap".to_vec()));
     }
 
     #[test]

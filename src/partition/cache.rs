@@ -4,7 +4,10 @@
 //! (head and heap).
 //!
 //! Bounded in bytes, split into shards under their own mutex, evicting by CLOCK (an
-//! entry read since the hand last passed gets a second chance).
+//! entry read since the hand last passed gets a second chance). A full shard admits a
+//! row only on its key's second miss in a while (a doorkeeper of fingerprints): reads
+//! spread over far more entities than fit would otherwise evict an entry and allocate
+//! a new one on every read, for entries hardly ever read again.
 //!
 //! Consistency, without holding any partition lock on the read path:
 //! - a writer changes the store first, then reports each written key with
@@ -26,6 +29,10 @@ use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 const SHARDS: usize = 16;
+/// Fingerprint slots of a shard's doorkeeper (16 KiB; allocated when the shard first
+/// fills). A key turned away is admitted when it misses again before another turned-away
+/// key takes its slot: within some 4,000 misses of its shard.
+const DOORKEEPER_SLOTS: usize = 4096;
 /// What an entry costs beyond its key and values (map slot, queue slot, `Arc` headers).
 const ENTRY_OVERHEAD: usize = 96;
 
@@ -47,6 +54,8 @@ struct Shard {
     queue: VecDeque<Box<[u8]>>,
     bytes: usize,
     generation: u64,
+    /// Fingerprints of keys turned away while the shard was full (0: none).
+    doorkeeper: Vec<u32>,
 }
 
 struct Slot {
@@ -55,7 +64,11 @@ struct Slot {
 }
 
 fn cost(key: &[u8], row: &CachedRow) -> usize {
-    2 * key.len() + row.0.len() + row.1.as_ref().map_or(0, |h| h.len()) + ENTRY_OVERHEAD
+    row_cost(key, &row.0, row.1.as_deref())
+}
+
+fn row_cost(key: &[u8], head: &[u8], heap: Option<&[u8]>) -> usize {
+    2 * key.len() + head.len() + heap.map_or(0, <[u8]>::len) + ENTRY_OVERHEAD
 }
 
 impl EntityCache {
@@ -69,9 +82,13 @@ impl EntityCache {
     }
 
     fn shard(&self, key: &[u8]) -> MutexGuard<'_, Shard> {
-        let i = (self.hasher.hash_one(key) as usize) % SHARDS;
+        self.shard_of(self.hasher.hash_one(key))
+    }
+
+    /// The shard of a key whose hash is `hash` (its low bits pick the shard).
+    fn shard_of(&self, hash: u64) -> MutexGuard<'_, Shard> {
         // A panic while holding a shard leaves it consistent enough to go on.
-        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
+        self.shards[(hash as usize) % SHARDS].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The cached row of `key`, if any.
@@ -88,18 +105,23 @@ impl EntityCache {
         self.shard(key).generation
     }
 
-    /// Keeps `row`, read from the store for `key` after [`EntityCache::generation`]
-    /// returned `generation`, unless a write has invalidated the shard since.
-    pub fn insert(&self, key: &[u8], row: CachedRow, generation: u64) {
-        let size = cost(key, &row);
+    /// Keeps the row `head`, `heap`, read from the store for `key` after
+    /// [`EntityCache::generation`] returned `generation`, unless a write has invalidated
+    /// the shard since, or the shard is full and has not turned `key` away before.
+    pub fn insert(&self, key: &[u8], head: &[u8], heap: Option<&[u8]>, generation: u64) {
+        let size = row_cost(key, head, heap);
         if size > self.shard_budget {
             return;
         }
-        let mut shard = self.shard(key);
+        let hash = self.hasher.hash_one(key);
+        let mut shard = self.shard_of(hash);
         if shard.generation != generation {
             return;
         }
-        let slot = Slot { row, referenced: false };
+        if shard.bytes + size > self.shard_budget && !shard.map.contains_key(key) && !shard.admits(hash) {
+            return;
+        }
+        let slot = Slot { row: (head.into(), heap.map(Into::into)), referenced: false };
         match shard.map.insert(key.into(), slot) {
             Some(old) => shard.bytes -= cost(key, &old.row),
             None => shard.queue.push_back(key.into()),
@@ -161,6 +183,20 @@ impl EntityCache {
 }
 
 impl Shard {
+    /// The doorkeeper: whether a key with `hash` missed before, since its slot was last
+    /// taken; if not, remembers it. The slot comes from the hash's high bits (the low
+    /// ones picked the shard), the fingerprint from its low half (never 0).
+    fn admits(&mut self, hash: u64) -> bool {
+        if self.doorkeeper.is_empty() {
+            self.doorkeeper = vec![0; DOORKEEPER_SLOTS];
+        }
+        let slot = ((hash >> 32) as usize) % DOORKEEPER_SLOTS;
+        let fingerprint = (hash as u32) | 1;
+        let seen = self.doorkeeper[slot] == fingerprint;
+        self.doorkeeper[slot] = if seen { 0 } else { fingerprint };
+        seen
+    }
+
     /// CLOCK: drops entries from the front of the queue until under `budget`; an entry
     /// read since it was last passed goes to the back once, unread.
     fn evict(&mut self, budget: usize) {
@@ -195,11 +231,16 @@ mod tests {
         (head.into(), heap.map(Into::into))
     }
 
+    /// [`EntityCache::insert`] of a [`CachedRow`].
+    fn insert(c: &EntityCache, key: &[u8], row: CachedRow, generation: u64) {
+        c.insert(key, &row.0, row.1.as_deref(), generation);
+    }
+
     #[test]
     fn keeps_what_was_read_unless_a_write_came_between() {
         let c = EntityCache::new(1 << 20);
         let g = c.generation(b"k");
-        c.insert(b"k", row(b"head", Some(b"heap")), g);
+        insert(&c, b"k", row(b"head", Some(b"heap")), g);
         let (head, heap) = c.get(b"k").expect("cached");
         assert_eq!((&head[..], heap.as_deref()), (&b"head"[..], Some(&b"heap"[..])));
 
@@ -207,11 +248,11 @@ mod tests {
         let g = c.generation(b"k");
         c.written(b"k", None);
         assert!(c.get(b"k").is_none());
-        c.insert(b"k", row(b"stale", None), g);
+        insert(&c, b"k", row(b"stale", None), g);
         assert!(c.get(b"k").is_none());
         // one that began after it can
         let g = c.generation(b"k");
-        c.insert(b"k", row(b"fresh", None), g);
+        insert(&c, b"k", row(b"fresh", None), g);
         assert_eq!(&c.get(b"k").expect("cached").0[..], b"fresh");
 
         // a write that hands over its row replaces a cached entry, and only a cached one
@@ -223,12 +264,12 @@ mod tests {
         assert!(c.get(b"k").is_none());
         let g = c.generation(b"k");
         c.written(b"k", Some(row(b"late", None)));
-        c.insert(b"k", row(b"stale", None), g);
+        insert(&c, b"k", row(b"stale", None), g);
         assert!(c.get(b"k").is_none());
 
         let g = c.generation(b"k");
         c.clear();
-        c.insert(b"k", row(b"stale", None), g);
+        insert(&c, b"k", row(b"stale", None), g);
         assert!(c.get(b"k").is_none());
         assert_eq!(c.bytes(), 0);
     }
@@ -241,11 +282,11 @@ mod tests {
         let hot: Vec<Vec<u8>> = (0..8u32).map(|i| format!("hot{i}").into_bytes()).collect();
         for i in 0..5_000u32 {
             let key = format!("key{i}").into_bytes();
-            c.insert(&key, row(&value, None), c.generation(&key));
+            insert(&c, &key, row(&value, None), c.generation(&key));
             for k in &hot {
                 match c.get(k) {
                     Some(_) => {}
-                    None => c.insert(k, row(&value, None), c.generation(k)),
+                    None => insert(&c, k, row(&value, None), c.generation(k)),
                 }
             }
             assert!(c.bytes() <= budget, "{} bytes over a budget of {budget}", c.bytes());
@@ -255,8 +296,34 @@ mod tests {
         assert!(c.bytes() > budget / 2);
         // larger than a shard: never cached
         let big = vec![0u8; budget];
-        c.insert(b"big", row(&big, None), c.generation(b"big"));
+        insert(&c, b"big", row(&big, None), c.generation(b"big"));
         assert!(c.get(b"big").is_none());
+    }
+
+    #[test]
+    fn a_full_cache_admits_a_key_on_its_second_miss_only() {
+        let budget = 64 * 1024;
+        let c = EntityCache::new(budget);
+        let value = vec![7u8; 300];
+        let key = |i: u32| format!("key{i}").into_bytes();
+        // each key read once: the cache fills, then turns the rest away, evicting nothing
+        for i in 0..5_000 {
+            insert(&c, &key(i), row(&value, None), c.generation(&key(i)));
+        }
+        let kept = (0..5_000).filter(|&i| c.contains(&key(i))).count();
+        assert!(kept > 100 && c.bytes() <= budget, "{kept} kept, {} bytes", c.bytes());
+        assert!(c.contains(&key(0)) && c.contains(&key(1)), "the first keys were evicted");
+        assert!((4_000..5_000).all(|i| !c.contains(&key(i))), "keys read once were admitted");
+        // read again soon after being turned away: admitted (the cache makes room)
+        for i in 4_990..5_000 {
+            insert(&c, &key(i), row(&value, None), c.generation(&key(i)));
+            assert!(c.contains(&key(i)), "key{i} turned away twice");
+        }
+        assert!(c.bytes() <= budget);
+        // a cached key is replaced without asking the doorkeeper
+        let k = (0..4_000).map(key).find(|k| c.contains(k)).expect("a key still cached");
+        insert(&c, &k, row(b"new", None), c.generation(&k));
+        assert_eq!(&c.get(&k).expect("cached").0[..], b"new");
     }
 
     #[test]
@@ -264,7 +331,7 @@ mod tests {
         let c = EntityCache::new(1 << 20);
         for _ in 0..10_000 {
             for k in [&b"a"[..], b"b", b"c"] {
-                c.insert(k, row(b"v", None), c.generation(k));
+                insert(&c, k, row(b"v", None), c.generation(k));
                 c.written(k, None);
             }
         }
@@ -301,7 +368,7 @@ mod tests {
                     // a pending read ends by inserting what it read
                     2 if !pending.is_empty() => {
                         let (key, g, v) = pending.remove(pick % pending.len());
-                        c.insert(&[key], row(&v.to_be_bytes(), None), g);
+                        insert(&c, &[key], row(&v.to_be_bytes(), None), g);
                     }
                     _ => {
                         if let Some((head, _)) = c.get(&k) {

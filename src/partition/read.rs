@@ -40,7 +40,7 @@ impl Partitions {
         });
         match decoded {
             Ok((e, heap)) => {
-                self.entity_cache.insert(&key, (head.into(), heap.map(Into::into)), generation);
+                self.entity_cache.insert(&key, &head, heap.as_deref(), generation);
                 Ok(Some(e))
             }
             Err(StoreError::Torn) => Ok(self.reread_torn(table_id, &key, pk, rk)?),

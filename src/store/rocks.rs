@@ -234,18 +234,13 @@ enum Scan<'a> {
     Both { rest: DBRawIterator<'a>, heaps: DBRawIterator<'a> },
 }
 
-/// The current key and value of `it`, unless it is past its range (or failed).
-fn pair<'i>(it: &'i DBRawIterator<'_>) -> Option<(&'i [u8], &'i [u8])> {
-    Some((it.key()?, it.value()?))
-}
-
 impl Scan<'_> {
     /// The current key and value (the smaller key of the two column families), and
     /// whether they are a heap's; `None` at the end of the range or on an error.
     fn current(&self) -> Option<(&[u8], &[u8], bool)> {
         let (rest, heaps) = match self {
-            Scan::One(it) => return pair(it).map(|(k, v)| (k, v, false)),
-            Scan::Both { rest, heaps } => (pair(rest), pair(heaps)),
+            Scan::One(it) => return it.item().map(|(k, v)| (k, v, false)),
+            Scan::Both { rest, heaps } => (rest.item(), heaps.item()),
         };
         match (rest, heaps) {
             (Some(r), Some(h)) if h.0 < r.0 => Some((h.0, h.1, true)),
@@ -386,7 +381,20 @@ impl Store for RocksStore {
         if start >= end {
             return Ok(());
         }
-        let mut scan = self.seek(start, end);
+        let mut scan = match self.seek(start, end) {
+            // the common case (one table's heads, or its heaps) in a loop of its own: a
+            // filtered scan spends some 150 ns per row, and the merged loop cost it 3-4 %
+            Scan::One(mut it) => {
+                while let Some((k, v)) = it.item() {
+                    if !visit(k, v)? {
+                        return Ok(());
+                    }
+                    it.next();
+                }
+                return it.status().map_err(engine);
+            }
+            both => both,
+        };
         while let Some((k, v, heap)) = scan.current() {
             if !visit(k, v)? {
                 return Ok(());

@@ -3,6 +3,7 @@
 use super::edm::{EdmRef, EdmValue};
 use super::row::Row;
 use super::time::Ticks;
+use std::borrow::Cow;
 
 /// A stored entity. `properties` holds custom properties only (never PartitionKey,
 /// RowKey or Timestamp), in the order the client first sent them.
@@ -62,6 +63,9 @@ pub struct EntityView<'a> {
 pub trait EntityFields: Row {
     /// Calls `f` with each custom property, in order.
     fn for_each_property(&self, f: &mut dyn FnMut(&str, EdmRef<'_>));
+    /// The entity as an owned [`Entity`] (for the renderers that need one), copied only
+    /// when it is borrowed from stored bytes.
+    fn owned(&self) -> Cow<'_, Entity>;
 }
 
 impl EntityFields for Entity {
@@ -69,6 +73,9 @@ impl EntityFields for Entity {
         for (name, value) in &self.properties {
             f(name, value.borrowed());
         }
+    }
+    fn owned(&self) -> Cow<'_, Entity> {
+        Cow::Borrowed(self)
     }
 }
 
@@ -92,6 +99,9 @@ impl EntityFields for EntityView<'_> {
         for (name, value) in &self.properties {
             f(name, *value);
         }
+    }
+    fn owned(&self) -> Cow<'_, Entity> {
+        Cow::Owned(self.to_entity())
     }
 }
 

@@ -26,7 +26,7 @@ pub use json::{
 pub use prefer::Prefer;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Entity, EntityView, Ticks};
+use crate::model::{Entity, EntityFields, Ticks};
 
 /// The first service version that refuses Atom (415 `AtomFormatNotSupported`).
 const FIRST_VERSION_WITHOUT_ATOM: &str = "2015-12-11";
@@ -60,10 +60,11 @@ impl Format {
         }
     }
 
-    /// One entity (`now` is Atom's `updated`).
-    pub fn entity(
+    /// One entity, owned or borrowed from its stored bytes (`now` is Atom's `updated`;
+    /// JSON renders a borrowed entity in place, Atom from an owned copy).
+    pub fn entity<E: EntityFields>(
         self,
-        e: &Entity,
+        e: &E,
         table: &str,
         select: Option<&[String]>,
         urls: &Urls<'_>,
@@ -71,23 +72,7 @@ impl Format {
     ) -> Vec<u8> {
         match self {
             Format::Json(md) => entity_response(e, table, md, select, urls),
-            Format::Atom => atom::entity_response(e, table, select, urls, now),
-        }
-    }
-
-    /// [`Format::entity`] of an entity borrowed from its stored bytes (JSON renders it
-    /// in place; Atom from an owned copy).
-    pub fn entity_view(
-        self,
-        e: &EntityView<'_>,
-        table: &str,
-        select: Option<&[String]>,
-        urls: &Urls<'_>,
-        now: Ticks,
-    ) -> Vec<u8> {
-        match self {
-            Format::Json(md) => entity_response(e, table, md, select, urls),
-            Format::Atom => atom::entity_response(&e.to_entity(), table, select, urls, now),
+            Format::Atom => atom::entity_response(&e.owned(), table, select, urls, now),
         }
     }
 

@@ -111,7 +111,7 @@ pub fn get_entity(
     let format = negotiate(req, ctx)?;
     let select = req.query.select_list();
     let (etag, body) = state.service.get_entity_with(ctx.caller(), table, pk, rk, |e| {
-        (e.timestamp.etag(), format.entity_view(e, table, select.as_deref(), &urls(ctx), wall_now()))
+        (e.timestamp.etag(), format.entity(e, table, select.as_deref(), &urls(ctx), wall_now()))
     })?;
     let headers = [
         ("etag", etag.into()),

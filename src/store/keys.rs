@@ -181,27 +181,41 @@ pub fn is_heap_key(key: &[u8]) -> bool {
 /// store keeps heaps apart from everything else (`store/rocks.rs`) and reads or deletes
 /// a range only where it can have keys.
 pub fn range_holds(start: &[u8], end: &[u8]) -> (bool, bool) {
+    // every scan and range delete asks, so nothing here allocates
+    const FIRST_HEAP: [u8; TABLE_ID_END + 1] = [ENTITY_PREFIX, 0, 0, 0, 0, 0, 0, 0, 0, HEAP_MARK];
     if start >= end {
         return (false, false);
     }
-    let mut first_heap = table_entities_prefix(0);
-    first_heap.push(HEAP_MARK);
     let past_entities = start > [ENTITY_PREFIX].as_slice() && start.first() != Some(&ENTITY_PREFIX);
-    if past_entities || end <= first_heap.as_slice() {
+    if past_entities || end <= FIRST_HEAP.as_slice() {
         // past every entity key, or before the first heap
         return (true, false);
     }
     let Some(table) = start.get(..TABLE_ID_END).filter(|_| start.first() == Some(&ENTITY_PREFIX)) else {
         return (true, true);
     };
+    let mut bound = [0u8; TABLE_ID_END + 1];
     if is_heap_key(start) {
-        // among one table's heaps: what follows them is the next table's heads
-        (end > prefix_end(table).as_slice(), true)
+        // among one table's heaps: what follows them is the next table's heads, from
+        // the table prefix's end on
+        let mut len = TABLE_ID_END;
+        bound[..len].copy_from_slice(table);
+        while len > 0 && bound[len - 1] == 0xFF {
+            len -= 1;
+        }
+        let next = match len {
+            0 => return (true, true),
+            _ => {
+                bound[len - 1] += 1;
+                &bound[..len]
+            }
+        };
+        (end > next, true)
     } else {
         // among one table's heads: its heaps follow them
-        let mut heaps = table.to_vec();
-        heaps.push(HEAP_MARK);
-        (true, end > heaps.as_slice())
+        bound[..TABLE_ID_END].copy_from_slice(table);
+        bound[TABLE_ID_END] = HEAP_MARK;
+        (true, end > bound.as_slice())
     }
 }
 

@@ -288,7 +288,12 @@ impl RocksStore {
 
     /// The column family `key` lives in: `None` for the default one.
     fn family_of(&self, key: &[u8]) -> Option<&ColumnFamily> {
-        self.heaps().filter(|_| keys::is_heap_key(key))
+        // the key's shape first: most keys are not heaps, and the family is found by name
+        if keys::is_heap_key(key) {
+            self.heaps()
+        } else {
+            None
+        }
     }
 
     /// Which column families `[start, end)` can have keys in: (the default one, heaps).

@@ -7,8 +7,9 @@
 //! header-read timer whenever the connection waits for the next request), as
 //! `--tableKeepAliveTimeout` and the `Keep-Alive: timeout=<s>` response header say.
 //!
-//! At most `--maxConnections` connections are served at once: one accepted over that is
-//! closed at once, unread (logged at most once a second). hyper's head limits sit above
+//! At most `--maxConnections` connections are served at once, counted from their accept
+//! (a TLS handshake in progress holds a place): one accepted over that is closed at once,
+//! unread (logged at most once a second). hyper's head limits sit above
 //! the service's ([`super::limits`]), so `dispatch` answers an over-long URI or head.
 //!
 //! On shutdown, connections are asked to finish their in-flight request and close; after
@@ -16,11 +17,9 @@
 //! [`serve`] returns within that time plus a moment, and the store can be closed.
 
 use super::limits::{HYPER_MAX_BUF, HYPER_MAX_HEADERS};
-use super::tls::TlsListener;
-use super::{dispatch, AppState};
-use axum::serve::Listener;
+use super::{dispatch, tls, AppState};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,6 +46,10 @@ pub struct ConnLimits {
 /// Serves the Table API on `listener` (over TLS when `tls` is given) until `shutdown`
 /// completes; in-flight requests are allowed to finish (for up to
 /// [`ConnLimits::shutdown_grace`]), then the connections left are cut and this returns.
+///
+/// A connection takes its `--maxConnections` place when it is accepted, so a TLS
+/// handshake in progress holds one too: clients that connect and stall in the handshake
+/// are bounded like those that stall before their first request.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
@@ -54,22 +57,7 @@ pub async fn serve(
     limits: ConnLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    match tls {
-        None => accept_loop(listener, state, limits, shutdown).await,
-        Some(config) => accept_loop(TlsListener::new(listener, config)?, state, limits, shutdown).await,
-    }
-}
-
-async fn accept_loop<L>(
-    mut listener: L,
-    state: Arc<AppState>,
-    limits: ConnLimits,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()>
-where
-    L: Listener<Addr = SocketAddr>,
-    L::Io: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
+    let tls = tls.map(tokio_rustls::TlsAcceptor::from);
     let max_connections = within_descriptor_limit(limits.max_connections);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -83,36 +71,40 @@ where
     let mut conns = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
     loop {
-        let (io, peer) = tokio::select! {
+        let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
+        let (tcp, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                accept_failed(&e).await;
+                continue;
+            }
+        };
         while conns.try_join_next().is_some() {}
         if open.load(Ordering::Acquire) >= max_connections {
-            drop(io);
+            drop(tcp);
             refusals.note(max_connections);
             continue;
         }
         let slot = Slot::take(&open);
-        // Straight to `dispatch`, with the client address (SAS `sip` checks, the access
-        // log): no router or layers in between, which cost a point read five allocations
-        // and a clone of the layered service.
-        let state = Arc::clone(&state);
-        let service = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-            let state = Arc::clone(&state);
-            async move {
-                let req = req.map(axum::body::Body::new);
-                Ok::<_, std::convert::Infallible>(dispatch::dispatch(&state, Some(peer), req).await)
+        let conn = Conn { http: http.clone(), state: Arc::clone(&state), peer, watcher: graceful.watcher() };
+        match &tls {
+            None => conns.spawn(async move {
+                let _slot = slot;
+                conn.serve(tcp).await;
+            }),
+            Some(acceptor) => {
+                let acceptor = acceptor.clone();
+                conns.spawn(async move {
+                    let _slot = slot;
+                    if let Some(stream) = tls::handshake(&acceptor, tcp, peer).await {
+                        conn.serve(stream).await;
+                    }
+                })
             }
-        });
-        let conn = http.serve_connection(TokioIo::new(io), service);
-        let conn = graceful.watch(conn);
-        conns.spawn(async move {
-            let _slot = slot;
-            if let Err(e) = conn.await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-        });
+        };
     }
     drop(listener);
     if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await.is_err() {
@@ -125,6 +117,52 @@ where
     conns.abort_all();
     while conns.join_next().await.is_some() {}
     Ok(())
+}
+
+/// What serving one accepted connection needs.
+struct Conn {
+    http: hyper::server::conn::http1::Builder,
+    state: Arc<AppState>,
+    peer: SocketAddr,
+    /// Shutdown's hold on the connection: taken when it is accepted, so shutdown also
+    /// waits (within its grace) for a handshake in progress.
+    watcher: Watcher,
+}
+
+impl Conn {
+    /// Serves HTTP/1.1 on `io` until the client or shutdown ends the connection.
+    async fn serve<I>(self, io: I)
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let Conn { http, state, peer, watcher } = self;
+        // Straight to `dispatch`, with the client address (SAS `sip` checks, the access
+        // log): no router or layers in between, which cost a point read five allocations
+        // and a clone of the layered service.
+        let service = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+            let state = Arc::clone(&state);
+            async move {
+                let req = req.map(axum::body::Body::new);
+                Ok::<_, std::convert::Infallible>(dispatch::dispatch(&state, Some(peer), req).await)
+            }
+        });
+        let conn = http.serve_connection(TokioIo::new(io), service);
+        if let Err(e) = watcher.watch(conn).await {
+            tracing::debug!(%peer, error = %e, "connection ended with an error");
+        }
+    }
+}
+
+/// After a failed `accept`: a connection that failed before it was accepted is nothing
+/// to wait for; anything else (out of descriptors, out of memory) is logged and the
+/// next accept waits a moment, instead of spinning on the same failure.
+async fn accept_failed(e: &std::io::Error) {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(e.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset) {
+        return;
+    }
+    tracing::warn!(error = %e, "accept failed");
+    tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
 /// Descriptors kept for the store, logs and the listener when `--maxConnections` is

@@ -1,20 +1,17 @@
-//! HTTPS: a TLS listener for `axum::serve`, with the certificate and key of `--cert`
-//! (PEM with `--key`, or PFX with `--pwd`).
+//! HTTPS: the certificate and key of `--cert` (PEM with `--key`, or PFX with `--pwd`),
+//! and the handshake of each accepted connection.
 //!
-//! A background task accepts TCP connections and runs each TLS handshake in its own task
-//! (bounded by [`HANDSHAKE_TIMEOUT`]), so a client that connects and stalls cannot hold up
-//! the others; finished handshakes are handed to `axum::serve` through a channel. The task
-//! stops when the listener is dropped (at shutdown).
+//! Each handshake runs in its connection's own task (see `server.rs`), within
+//! [`HANDSHAKE_TIMEOUT`] and holding one of the `--maxConnections` places, so a client
+//! that connects and stalls neither holds up the others nor goes uncounted.
 
 use crate::config::TlsSource;
-use axum::serve::Listener;
 use p12_keystore::{KeyStore, KeyStoreEntry, Pkcs12ImportPolicy};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::net::TcpStream;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::server::TlsStream;
@@ -103,43 +100,27 @@ fn certificate_error(file: &Path, e: &rustls::Error) -> String {
     format!("{}: the certificate and the private key do not fit together: {text}", file.display())
 }
 
-/// A listener yielding TLS connections that completed their handshake.
-pub struct TlsListener {
-    ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    local: SocketAddr,
-    acceptor_task: tokio::task::JoinHandle<()>,
-}
-
-impl TlsListener {
-    pub fn new(tcp: TcpListener, config: Arc<ServerConfig>) -> std::io::Result<TlsListener> {
-        let local = tcp.local_addr()?;
-        let acceptor = TlsAcceptor::from(config);
-        let (tx, ready) = mpsc::channel(64);
-        let acceptor_task = tokio::spawn(async move {
-            loop {
-                let (stream, peer) = match tcp.accept().await {
-                    Ok(accepted) => accepted,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let (acceptor, tx) = (acceptor.clone(), tx.clone());
-                tokio::spawn(async move {
-                    let Some(stream) = refuse_plain_http(stream, peer).await else { return };
-                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => {
-                            let _ = tx.send((tls, peer)).await;
-                        }
-                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
-                    }
-                });
-            }
-        });
-        Ok(TlsListener { ready, local, acceptor_task })
-    }
+/// The TLS side of a new connection: plain HTTP is answered (see [`refuse_plain_http`]);
+/// otherwise the handshake. Both within [`HANDSHAKE_TIMEOUT`] in all; `None` when the
+/// connection ends here (answered, failed or timed out; logged at debug level).
+pub(super) async fn handshake(
+    acceptor: &TlsAcceptor,
+    stream: TcpStream,
+    peer: SocketAddr,
+) -> Option<TlsStream<TcpStream>> {
+    let shake = async {
+        let stream = refuse_plain_http(stream, peer).await?;
+        acceptor
+            .accept(stream)
+            .await
+            .inspect_err(|e| tracing::debug!(%peer, error = %e, "TLS handshake failed"))
+            .ok()
+    };
+    let shaken = tokio::time::timeout(HANDSHAKE_TIMEOUT, shake).await;
+    shaken.unwrap_or_else(|_| {
+        tracing::debug!(%peer, "TLS handshake timed out");
+        None
+    })
 }
 
 /// The answer to plain HTTP on the HTTPS port.
@@ -149,48 +130,21 @@ Connection: close\r\nContent-Length: 63\r\n\r\nThis port serves HTTPS (--cert): 
 /// Looks at a new connection's first bytes: a TLS handshake goes on to the handshake;
 /// plain HTTP (a client given `http://` for an HTTPS server) is answered 400 in plain
 /// HTTP saying so, and logged in one line, instead of failing as a handshake error that
-/// only the debug log would show.
+/// only the debug log would show. (Bounded by the caller's [`HANDSHAKE_TIMEOUT`].)
 async fn refuse_plain_http(stream: TcpStream, peer: SocketAddr) -> Option<TcpStream> {
     // every HTTP method starts with three capital letters; a TLS record with 0x16
     let mut first = [0u8; 3];
-    let peeked = tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut first)).await;
-    let Ok(Ok(n)) = peeked else { return Some(stream) };
+    let Ok(n) = stream.peek(&mut first).await else { return Some(stream) };
     if n == 0 || !first[..n].iter().all(u8::is_ascii_uppercase) {
         return Some(stream);
     }
     tracing::warn!(%peer, "plain HTTP on the HTTPS port: answered 400; the client should use https://");
     let mut stream = stream;
-    use tokio::io::AsyncWriteExt;
-    let _ = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
-        // the request head is read (and dropped) first, so closing does not reset the answer
-        let mut scratch = [0u8; 4096];
-        let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut scratch).await;
-        let _ = stream.write_all(PLAIN_HTTP_ANSWER).await;
-        let _ = stream.shutdown().await;
-    })
-    .await;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // the request head is read (and dropped) first, so closing does not reset the answer
+    let mut scratch = [0u8; 4096];
+    let _ = stream.read(&mut scratch).await;
+    let _ = stream.write_all(PLAIN_HTTP_ANSWER).await;
+    let _ = stream.shutdown().await;
     None
-}
-
-impl Drop for TlsListener {
-    fn drop(&mut self) {
-        self.acceptor_task.abort();
-    }
-}
-
-impl Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.ready.recv().await {
-            Some(conn) => conn,
-            // The acceptor task never ends on its own (it only stops when this is dropped).
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.local)
-    }
 }

@@ -355,6 +355,45 @@ async fn connections_over_max_connections_are_refused_and_a_real_client_gets_in_
     drop(silent);
 }
 
+/// Stalled TLS handshakes hold `--maxConnections` places like stalled plain requests:
+/// connections that never send a ClientHello cannot pile up uncounted (each holds a
+/// descriptor), and their places come back as they close.
+#[tokio::test]
+async fn tls_handshakes_in_progress_count_against_max_connections() {
+    let tls = |name: &str| format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (cert, key) = (tls("cert.pem"), tls("key.pem"));
+    let server = server(&["--maxConnections", "5", "--cert", &cert, "--key", &key]);
+    let port = server.port;
+    let mut stalled = Vec::new();
+    for _ in 0..5 {
+        stalled.push(TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // the sixth is closed as soon as it is accepted, before any handshake
+    let mut over = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let refused_after = closed_within(&mut over, Duration::from_secs(2)).await;
+    assert!(refused_after < Duration::from_millis(500), "{refused_after:?}");
+    // the stalled ones let go: their places come back, and an HTTPS client is served
+    drop(stalled);
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(tls("cert.pem")).unwrap()).unwrap();
+    let https = reqwest::Client::builder().add_root_certificate(ca).build().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        let sent = https
+            .get(format!("https://127.0.0.1:{port}/{ACCOUNT}/Tables"))
+            .header("x-ms-version", "2019-02-02")
+            .send()
+            .await;
+        if let Ok(r) = sent {
+            break r.status().as_u16();
+        }
+        assert!(started.elapsed() < Duration::from_secs(3), "no place came back: {sent:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // (unauthenticated: the answer, not its status, is the point)
+    assert!(status == 403 || status == 401, "{status}");
+}
+
 #[tokio::test]
 async fn over_long_uris_and_heads_get_odata_errors() {
     let server = server(&[]);

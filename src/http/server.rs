@@ -16,7 +16,7 @@
 //! `--shutdownTimeout` those still open (a client stalled mid-request) are cut, so
 //! [`serve`] returns within that time plus a moment, and the store can be closed.
 
-use super::limits::{HYPER_MAX_BUF, HYPER_MAX_HEADERS};
+use super::limits::HYPER_MAX_BUF;
 use super::{dispatch, tls, AppState};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
@@ -63,8 +63,7 @@ pub async fn serve(
     http.timer(TokioTimer::new())
         .keep_alive(true)
         .header_read_timeout(limits.keep_alive)
-        .max_buf_size(HYPER_MAX_BUF)
-        .max_headers(HYPER_MAX_HEADERS);
+        .max_buf_size(HYPER_MAX_BUF);
     let graceful = GracefulShutdown::new();
     let open = Arc::new(AtomicUsize::new(0));
     let mut refusals = Refusals::default();

@@ -65,6 +65,9 @@ pub async fn serve(
         .header_read_timeout(limits.keep_alive)
         .max_buf_size(HYPER_MAX_BUF);
     let graceful = GracefulShutdown::new();
+    // Set when shutdown begins: a handshake still in progress then ends the connection
+    // (it has no request to finish, like an idle connection).
+    let (stopping, stopping_seen) = tokio::sync::watch::channel(false);
     let open = Arc::new(AtomicUsize::new(0));
     let mut refusals = Refusals::default();
     let mut conns = tokio::task::JoinSet::new();
@@ -96,9 +99,14 @@ pub async fn serve(
             }),
             Some(acceptor) => {
                 let acceptor = acceptor.clone();
+                let mut stopping = stopping_seen.clone();
                 conns.spawn(async move {
                     let _slot = slot;
-                    if let Some(stream) = tls::handshake(&acceptor, tcp, peer).await {
+                    let shaken = tokio::select! {
+                        shaken = tls::handshake(&acceptor, tcp, peer) => shaken,
+                        _ = stopping.wait_for(|stopping| *stopping) => None,
+                    };
+                    if let Some(stream) = shaken {
                         conn.serve(stream).await;
                     }
                 })
@@ -106,6 +114,7 @@ pub async fn serve(
         };
     }
     drop(listener);
+    stopping.send_replace(true);
     if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await.is_err() {
         tracing::warn!(
             open = open.load(Ordering::Acquire),
@@ -123,8 +132,8 @@ struct Conn {
     http: hyper::server::conn::http1::Builder,
     state: Arc<AppState>,
     peer: SocketAddr,
-    /// Shutdown's hold on the connection: taken when it is accepted, so shutdown also
-    /// waits (within its grace) for a handshake in progress.
+    /// Shutdown's hold on the connection, taken when it is accepted (a handshake in
+    /// progress gives it up when shutdown begins).
     watcher: Watcher,
 }
 

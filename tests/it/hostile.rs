@@ -394,6 +394,29 @@ async fn tls_handshakes_in_progress_count_against_max_connections() {
     assert!(status == 403 || status == 401, "{status}");
 }
 
+/// Shutdown does not wait for handshakes in progress: like an idle connection, a client
+/// stalled before its first request has nothing to finish.
+#[tokio::test]
+async fn sigterm_with_stalled_tls_handshakes_exits_at_once() {
+    let tls = |name: &str| format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (cert, key) = (tls("cert.pem"), tls("key.pem"));
+    let mut server = server(&["--cert", &cert, "--key", &key, "--shutdownTimeout", "8"]);
+    let mut stalled = Vec::new();
+    for i in 0..6 {
+        let mut s = TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
+        if i % 2 == 0 {
+            // the first bytes of a ClientHello record, and no more
+            s.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00]).await.unwrap();
+        }
+        stalled.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    assert!(server.terminate(), "exit status 0");
+    assert!(started.elapsed() < Duration::from_secs(2), "shutdown took {:?}", started.elapsed());
+    drop(stalled);
+}
+
 #[tokio::test]
 async fn over_long_uris_and_heads_get_odata_errors() {
     let server = server(&[]);

@@ -70,6 +70,7 @@ pub async fn serve(
     let (stopping, stopping_seen) = tokio::sync::watch::channel(false);
     let open = Arc::new(AtomicUsize::new(0));
     let mut refusals = Refusals::default();
+    let mut accept_warned: Option<Instant> = None;
     let mut conns = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
     loop {
@@ -80,7 +81,7 @@ pub async fn serve(
         let (tcp, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(e) => {
-                accept_failed(&e).await;
+                accept_failed(&e, &mut accept_warned).await;
                 continue;
             }
         };
@@ -162,14 +163,18 @@ impl Conn {
 }
 
 /// After a failed `accept`: a connection that failed before it was accepted is nothing
-/// to wait for; anything else (out of descriptors, out of memory) is logged and the
-/// next accept waits a moment, instead of spinning on the same failure.
-async fn accept_failed(e: &std::io::Error) {
+/// to wait for; anything else (out of descriptors, out of memory) is logged (at most
+/// once a second, `warned` says when last) and the next accept waits a moment, instead
+/// of spinning on the same failure.
+async fn accept_failed(e: &std::io::Error, warned: &mut Option<Instant>) {
     use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
     if matches!(e.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset) {
         return;
     }
-    tracing::warn!(error = %e, "accept failed");
+    if warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+        tracing::warn!(error = %e, "accept failed");
+        *warned = Some(Instant::now());
+    }
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 

@@ -9,8 +9,8 @@
 //!
 //! At most `--maxConnections` connections are served at once, counted from their accept
 //! (a TLS handshake in progress holds a place): one accepted over that is closed at once,
-//! unread (logged at most once a second). hyper's head limits sit above
-//! the service's ([`super::limits`]), so `dispatch` answers an over-long URI or head.
+//! unread (logged at most once a second). hyper's head limits sit above the service's
+//! ([`super::limits`]), so `dispatch` answers an over-long URI or head.
 //!
 //! On shutdown, connections are asked to finish their in-flight request and close; after
 //! `--shutdownTimeout` those still open (a client stalled mid-request) are cut, so

@@ -70,7 +70,7 @@ pub async fn serve(
     let (stopping, stopping_seen) = tokio::sync::watch::channel(false);
     let open = Arc::new(AtomicUsize::new(0));
     let mut refusals = Refusals::default();
-    let mut accept_warned: Option<Instant> = None;
+    let mut accept_failures = OncePerSecond::default();
     let mut conns = tokio::task::JoinSet::new();
     tokio::pin!(shutdown);
     loop {
@@ -81,7 +81,7 @@ pub async fn serve(
         let (tcp, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(e) => {
-                accept_failed(&e, &mut accept_warned).await;
+                accept_failed(&e, &mut accept_failures).await;
                 continue;
             }
         };
@@ -164,16 +164,15 @@ impl Conn {
 
 /// After a failed `accept`: a connection that failed before it was accepted is nothing
 /// to wait for; anything else (out of descriptors, out of memory) is logged (at most
-/// once a second, `warned` says when last) and the next accept waits a moment, instead
-/// of spinning on the same failure.
-async fn accept_failed(e: &std::io::Error, warned: &mut Option<Instant>) {
+/// once a second) and the next accept waits a moment, instead of spinning on the same
+/// failure.
+async fn accept_failed(e: &std::io::Error, log: &mut OncePerSecond) {
     use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
     if matches!(e.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset) {
         return;
     }
-    if warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+    if log.due() {
         tracing::warn!(error = %e, "accept failed");
-        *warned = Some(Instant::now());
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
@@ -221,19 +220,33 @@ impl Drop for Slot {
     }
 }
 
+/// A log line repeated at most once a second: [`OncePerSecond::due`] says when to write it.
+#[derive(Default)]
+struct OncePerSecond(Option<Instant>);
+
+impl OncePerSecond {
+    /// Whether a second has passed since the last time this said yes (true the first time).
+    fn due(&mut self) -> bool {
+        let due = self.0.is_none_or(|at| at.elapsed() >= Duration::from_secs(1));
+        if due {
+            self.0 = Some(Instant::now());
+        }
+        due
+    }
+}
+
 /// Connections refused over the cap, logged at most once a second.
 #[derive(Default)]
 struct Refusals {
-    last_log: Option<Instant>,
+    log: OncePerSecond,
     unlogged: u64,
 }
 
 impl Refusals {
     fn note(&mut self, max: usize) {
         self.unlogged += 1;
-        if self.last_log.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+        if self.log.due() {
             tracing::warn!(refused = self.unlogged, max, "connection refused: --maxConnections reached");
-            self.last_log = Some(Instant::now());
             self.unlogged = 0;
         }
     }

@@ -82,6 +82,19 @@ impl TestServer {
         log.iter().filter(|l| l.contains(needle)).cloned().collect()
     }
 
+    /// [`TestServer::log_lines`] once at least `n` lines match, or after 10 s: the log
+    /// is read by a thread of its own, which may lag behind the responses.
+    pub fn log_lines_at_least(&self, needle: &str, n: usize) -> Vec<String> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let lines = self.log_lines(needle);
+            if lines.len() >= n || std::time::Instant::now() > deadline {
+                return lines;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     fn spawn(mut cmd: Command, data_dir: Option<std::path::PathBuf>) -> TestServer {
         let mut child = cmd.spawn().expect("spawn aztable");
         let stdout = child.stdout.take().expect("stdout");

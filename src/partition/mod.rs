@@ -8,7 +8,8 @@
 //!   striped locks held around read-check-write ([`Partitions::transact`]), so ETag
 //!   checks are atomic while different partitions proceed in parallel; every
 //!   transaction commits as one atomic [`WriteBatch`]. Request handlers first wait for
-//!   their partition's turn (`turn.rs`, [`Partitions::transact_in_turn`]).
+//!   their partition's turn (`turn.rs`, [`Partitions::transact_in_turn`]); with
+//!   `--fsync` their writes share log syncs (`commit.rs`).
 //! - Point reads (`read.rs`) go through an entity cache (`cache.rs`) of recently read
 //!   entities, which every entity write updates (or invalidates) before it is
 //!   acknowledged; reads without a lock follow the torn-row rule written there.
@@ -19,6 +20,7 @@
 
 mod acl;
 mod cache;
+mod commit;
 mod migrate;
 mod props;
 mod read;
@@ -74,6 +76,8 @@ pub struct Partitions {
     catalog_cache: tables::CatalogCache,
     /// Stored bytes of recently read entities, for point reads.
     entity_cache: cache::EntityCache,
+    /// The log syncs of a store that syncs its writes, shared by the writers waiting.
+    commits: Arc<commit::GroupCommit>,
 }
 
 /// What the entity cache may hold (RocksDB keeps a 40 MiB block cache beside it): a
@@ -91,6 +95,7 @@ impl Partitions {
             props_lock: Mutex::new(()),
             catalog_cache: tables::CatalogCache::default(),
             entity_cache: cache::EntityCache::new(ENTITY_CACHE_BYTES),
+            commits: Arc::default(),
         }
     }
 
@@ -119,22 +124,44 @@ impl Partitions {
     where
         E: From<PartitionError>,
     {
+        let (out, _) = self.transact_with(account, table, pk, f, false)?;
+        Ok(out)
+    }
+
+    /// [`Partitions::transact`]; with `unsynced`, the write skips the store's sync
+    /// (see [`Store::write_unsynced`]) and its [`commit::Mark`] is returned, for
+    /// [`commit::GroupCommit::sync_covering`] before the write is acknowledged.
+    fn transact_with<R, E>(
+        &self,
+        account: &str,
+        table: &str,
+        pk: &str,
+        f: impl FnOnce(&mut Txn<'_>) -> Result<R, E>,
+        unsynced: bool,
+    ) -> Result<(R, Option<commit::Mark>), E>
+    where
+        E: From<PartitionError>,
+    {
         let _gate = self.catalog_gate.read().unwrap_or_else(|p| p.into_inner());
         let table_id = self.table_id(account, table)?.ok_or(PartitionError::TableNotFound)?;
         let _guard = self.stripe(table_id, pk).lock().unwrap_or_else(|p| p.into_inner());
         let mut txn = Txn::new(self.store.as_ref(), table_id);
         let out = f(&mut txn)?;
         let batch = txn.into_batch();
-        if !batch.is_empty() {
-            let written = self.cache_updates(&batch);
-            let result = self.store.write(batch);
-            // before the write is acknowledged (and even if it failed: it may have landed)
-            for (key, row) in written {
-                self.entity_cache.written(&key, row.filter(|_| result.is_ok()));
-            }
-            result.map_err(PartitionError::from)?;
+        if batch.is_empty() {
+            return Ok((out, None));
         }
-        Ok(out)
+        let written = self.cache_updates(&batch);
+        let result = match unsynced {
+            true => self.store.write_unsynced(batch),
+            false => self.store.write(batch),
+        };
+        // before the write is acknowledged (and even if it failed: it may have landed)
+        for (key, row) in written {
+            self.entity_cache.written(&key, row.filter(|_| result.is_ok()));
+        }
+        result.map_err(PartitionError::from)?;
+        Ok((out, unsynced.then(|| self.commits.mark())))
     }
 
     /// The entity keys `batch` writes, each with the row it leaves stored when that row

@@ -816,3 +816,62 @@ proptest::proptest! {
         }
     }
 }
+
+/// With a store that syncs its writes, a write through [`Partitions::transact_in_turn`]
+/// returns only once a log sync covers it, whichever writer ran that sync.
+#[test]
+fn synced_writes_in_turn_return_only_once_synced() {
+    use super::commit::tests::Unsynced;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    let store = Arc::new(Unsynced::default());
+    let p = Arc::new(Partitions::new(store.clone()));
+    p.create_table("a", "tbl").unwrap();
+    let table_id = p.table_id("a", "tbl").unwrap().unwrap();
+    let before = store.syncs.load(std::sync::atomic::Ordering::SeqCst);
+    rt.block_on(async {
+        let writers: Vec<_> = (0..64)
+            .map(|i| {
+                let (p, store) = (p.clone(), store.clone());
+                tokio::spawn(async move {
+                    let (pk, rk) = (format!("p{}", i % 4), format!("r{i}"));
+                    p.transact_in_turn::<_, PartitionError>("a", "tbl", &pk, |t| {
+                        t.put(&entity(&pk, &rk, i));
+                        Ok(())
+                    })
+                    .await
+                    .unwrap();
+                    // acknowledged: it must be synced (in the inner store), not only written
+                    let key = keys::entity_key(table_id, &pk, &rk);
+                    assert!(store.inner.get(&key).unwrap().is_some(), "{rk} returned before its sync");
+                })
+            })
+            .collect();
+        for w in writers {
+            w.await.unwrap();
+        }
+    });
+    assert!(store.pending.lock().unwrap().is_empty());
+    let syncs = store.syncs.load(std::sync::atomic::Ordering::SeqCst) - before;
+    assert!((1..=64).contains(&syncs), "{syncs} syncs for 64 writes");
+}
+
+/// A failed sync fails the request, as a failed write does.
+#[test]
+fn a_failed_sync_fails_the_write() {
+    use super::commit::tests::Unsynced;
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let store = Arc::new(Unsynced::default());
+    let p = Partitions::new(store.clone());
+    p.create_table("a", "tbl").unwrap();
+    store.fail_next.store(true, std::sync::atomic::Ordering::SeqCst);
+    let write = |rk: &'static str| {
+        p.transact_in_turn::<_, PartitionError>("a", "tbl", "p", move |t| {
+            t.put(&entity("p", rk, 1));
+            Ok(())
+        })
+    };
+    assert!(matches!(rt.block_on(write("r1")), Err(PartitionError::Store(_))));
+    // the next write's sync covers both
+    rt.block_on(write("r2")).unwrap();
+    assert!(store.pending.lock().unwrap().is_empty());
+}

@@ -6,6 +6,7 @@
 //! without a turn (tests, the locked re-read of a torn entity) stays correct.
 
 use super::{PartitionError, Partitions, Txn, STRIPE_HASH};
+use crate::store::StoreError;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -57,6 +58,12 @@ impl Partitions {
     /// goes on serving other requests instead of sleeping on the stripe's mutex (with
     /// two worker threads, one blocked writer halved the server). A writer that leaves
     /// others waiting lets the next one commit before it finishes its own request.
+    ///
+    /// With a store that syncs its writes (`--fsync`) the write skips the sync, the
+    /// turn is released, and the sync runs on a blocking thread, shared with the
+    /// writers waiting for one (`commit.rs`): the worker threads never wait for the
+    /// disk, and one partition's writers share syncs too. The write is acknowledged
+    /// only after a sync that covers it.
     pub async fn transact_in_turn<R, E>(
         &self,
         account: &str,
@@ -72,9 +79,18 @@ impl Partitions {
             let _queued = Queued::join(&turn.queued);
             turn.lock.lock().await
         };
-        let out = self.transact(account, table, pk, f);
+        let out = self.transact_with(account, table, pk, f, self.store.syncs_writes());
         let handoff = turn.contended();
         drop(held);
+        // Started before anything else can cancel this request: once written, the
+        // write is synced even if its client goes away.
+        let synced = match &out {
+            Ok((_, Some(mark))) => {
+                let (commits, store, mark) = (self.commits.clone(), self.store.clone(), *mark);
+                Some(tokio::task::spawn_blocking(move || commits.sync_covering(mark, store.as_ref())))
+            }
+            _ => None,
+        };
         if handoff {
             // Releasing the turn woke the next writer into this worker's LIFO slot,
             // where no other worker can steal it: it would wait for all of this
@@ -84,6 +100,12 @@ impl Partitions {
             // (inserts into one partition at 16 connections: +20 % requests/s).
             tokio::task::yield_now().await;
         }
-        out
+        let (out, _) = out?;
+        if let Some(synced) = synced {
+            let joined =
+                synced.await.map_err(|e| StoreError::Engine(format!("the log sync did not finish: {e}")));
+            joined.and_then(|synced| synced).map_err(PartitionError::from)?;
+        }
+        Ok(out)
     }
 }

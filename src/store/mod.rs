@@ -86,6 +86,23 @@ pub trait Store: Send + Sync + 'static {
     /// Applies every op of the batch atomically; once it returns `Ok` the batch
     /// survives a killed process.
     fn write(&self, batch: WriteBatch) -> Result<(), StoreError>;
+    /// Whether [`Store::write`] also syncs each batch to the disk (`--fsync`), so that
+    /// it survives a power loss: then writers may use [`Store::write_unsynced`] and
+    /// share one [`Store::sync_log`] instead.
+    fn syncs_writes(&self) -> bool {
+        false
+    }
+    /// Like [`Store::write`] without its sync: once it returns `Ok` the batch survives
+    /// a killed process, and a power loss only after a later [`Store::sync_log`]
+    /// returns.
+    fn write_unsynced(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        self.write(batch)
+    }
+    /// Syncs the log to the disk: every batch written before this call survives a
+    /// power loss. Blocks for as long as the disk takes.
+    fn sync_log(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Streams the pairs with `start <= key < end` in ascending byte order, reading
     /// lazily (memory bounded by what the caller keeps, not by the range).
     fn scan<'a>(

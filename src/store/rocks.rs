@@ -10,7 +10,8 @@
 //!
 //! Writes go through the WAL; by default without an fsync per write (the WAL in the OS
 //! page cache survives a killed process, not a power loss), with `--fsync` synced
-//! before they are acknowledged. Scans are lazy forward iterators bounded by
+//! before they are acknowledged: each by [`Store::write`], or several by one
+//! [`Store::sync_log`] after [`Store::write_unsynced`]. Scans are lazy forward iterators bounded by
 //! `iterate_upper_bound`. Opening treats a damaged WAL as `recovery.rs` describes: an
 //! incomplete last write is dropped, damage before the end refuses to open unless
 //! `OpenOptions::recover_tolerate` says to recover up to it.
@@ -50,6 +51,10 @@ pub struct RocksStore {
     db: DB,
     /// Every write's options: synced with `--fsync`.
     write_opts: WriteOptions,
+    /// The options of [`Store::write_unsynced`]: never synced.
+    unsynced_opts: WriteOptions,
+    /// `--fsync`: every [`Store::write`] is synced.
+    syncs: bool,
 }
 
 impl std::fmt::Debug for RocksStore {
@@ -63,6 +68,42 @@ fn engine(e: rocksdb::Error) -> StoreError {
 }
 
 impl RocksStore {
+    fn with(db: DB, syncs: bool) -> RocksStore {
+        let mut write_opts = WriteOptions::default();
+        write_opts.set_sync(syncs);
+        RocksStore { db, write_opts, unsynced_opts: WriteOptions::default(), syncs }
+    }
+
+    /// The engine's write batch for `batch`: each key in its column family.
+    fn engine_batch(&self, batch: WriteBatch) -> rocksdb::WriteBatch {
+        let mut wb = rocksdb::WriteBatch::default();
+        for op in batch.ops {
+            match op {
+                WriteOp::Put(k, v) => match self.family_of(&k) {
+                    Some(cf) => wb.put_cf(cf, k, v),
+                    None => wb.put(k, v),
+                },
+                WriteOp::Delete(k) => match self.family_of(&k) {
+                    Some(cf) => wb.delete_cf(cf, k),
+                    None => wb.delete(k),
+                },
+                // An empty or inverted range deletes nothing (RocksDB would reject it);
+                // a range tombstone goes only where the range can have keys, since
+                // every read of a column family checks its tombstones.
+                WriteOp::DeleteRange(start, end) => {
+                    let (rest, heaps) = self.families_of(&start, &end);
+                    if let Some(cf) = heaps {
+                        wb.delete_range_cf(cf, &start, &end);
+                    }
+                    if rest && start < end {
+                        wb.delete_range(start, end);
+                    }
+                }
+            }
+        }
+        wb
+    }
+
     /// Opens (creating if missing) the database in directory `path`, with the default
     /// [`OpenOptions`] (no fsync per write; a WAL damaged before its end is refused).
     pub fn open(path: &Path) -> Result<RocksStore, StoreError> {
@@ -75,13 +116,11 @@ impl RocksStore {
     /// aside, the database recovers up to the last write before the damage, and what
     /// was dropped is logged. The engine's warnings of the open go to the server's log.
     pub fn open_with(path: &Path, how: OpenOptions) -> Result<RocksStore, StoreError> {
-        let mut write_opts = WriteOptions::default();
-        write_opts.set_sync(how.sync_writes);
         let memory = Memory::new();
         let err = match open_db(path, DBRecoveryMode::TolerateCorruptedTailRecords, &memory) {
             Ok(db) => {
                 recovery::log_engine_warnings(path);
-                return Ok(RocksStore { db, write_opts });
+                return Ok(RocksStore::with(db, how.sync_writes));
             }
             Err(e) if e.kind() == ErrorKind::Corruption => e,
             Err(e) => return Err(engine(e)),
@@ -94,7 +133,7 @@ impl RocksStore {
         let db = open_db(path, DBRecoveryMode::PointInTime, &memory).map_err(engine)?;
         recovery::log_engine_warnings(path);
         recovery::log_dropped(path, &logs, db.latest_sequence_number());
-        Ok(RocksStore { db, write_opts })
+        Ok(RocksStore::with(db, how.sync_writes))
     }
 
     /// Opens an existing database read-only (`aztable export` of a stopped server's
@@ -104,7 +143,7 @@ impl RocksStore {
         let opts = Options::default();
         let families = DB::list_cf(&opts, path).map_err(engine)?;
         let db = DB::open_cf_for_read_only(&opts, path, families, false).map_err(engine)?;
-        Ok(RocksStore { db, write_opts: WriteOptions::default() })
+        Ok(RocksStore::with(db, false))
     }
 
     /// Flushes the memtables and compacts every column family down to its last level,
@@ -342,32 +381,20 @@ impl Store for RocksStore {
     }
 
     fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
-        let mut wb = rocksdb::WriteBatch::default();
-        for op in batch.ops {
-            match op {
-                WriteOp::Put(k, v) => match self.family_of(&k) {
-                    Some(cf) => wb.put_cf(cf, k, v),
-                    None => wb.put(k, v),
-                },
-                WriteOp::Delete(k) => match self.family_of(&k) {
-                    Some(cf) => wb.delete_cf(cf, k),
-                    None => wb.delete(k),
-                },
-                // An empty or inverted range deletes nothing (RocksDB would reject it);
-                // a range tombstone goes only where the range can have keys, since
-                // every read of a column family checks its tombstones.
-                WriteOp::DeleteRange(start, end) => {
-                    let (rest, heaps) = self.families_of(&start, &end);
-                    if let Some(cf) = heaps {
-                        wb.delete_range_cf(cf, &start, &end);
-                    }
-                    if rest && start < end {
-                        wb.delete_range(start, end);
-                    }
-                }
-            }
-        }
-        self.db.write_opt(wb, &self.write_opts).map_err(engine)
+        self.db.write_opt(self.engine_batch(batch), &self.write_opts).map_err(engine)
+    }
+
+    fn syncs_writes(&self) -> bool {
+        self.syncs
+    }
+
+    fn write_unsynced(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        self.db.write_opt(self.engine_batch(batch), &self.unsynced_opts).map_err(engine)
+    }
+
+    fn sync_log(&self) -> Result<(), StoreError> {
+        // the log is written by every write (no manual WAL flush): this is `SyncWAL`
+        self.db.flush_wal(true).map_err(engine)
     }
 
     fn scan<'a>(
@@ -485,6 +512,30 @@ mod tests {
         assert!(batches.iter().all(|b| b.count == 2));
         assert!(batches.windows(2).all(|w| w[1].seq == w[0].seq + 2));
         assert_eq!(batches.last().map(|b| b.seq + 1), Some(last));
+    }
+
+    #[test]
+    fn unsynced_writes_of_a_syncing_store_are_readable_and_sync_on_demand() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let put = |k: &str| {
+            let mut b = WriteBatch::new();
+            b.put(k.as_bytes().to_vec(), vec![b'v'; 100]);
+            b
+        };
+        {
+            let s = RocksStore::open(dir.path()).expect("open");
+            assert!(!s.syncs_writes());
+        }
+        let s = RocksStore::open_with(dir.path(), OpenOptions { sync_writes: true, recover_tolerate: false })
+            .expect("open");
+        assert!(s.syncs_writes());
+        s.write_unsynced(put("a")).expect("write");
+        assert!(s.get(b"a").expect("get").is_some(), "readable before the sync");
+        s.sync_log().expect("sync");
+        s.write(put("b")).expect("write");
+        drop(s);
+        let s = RocksStore::open(dir.path()).expect("reopen");
+        assert!(s.get(b"a").expect("get").is_some() && s.get(b"b").expect("get").is_some());
     }
 
     /// The heads and heaps of `rows` rows of table `table`, written and flushed.

@@ -114,23 +114,19 @@ pub(super) mod tests {
         }
     }
 
-    fn one(key: &str) -> WriteBatch {
+    /// Writes `key` unsynced and returns the write's mark.
+    fn write(store: &Unsynced, gc: &GroupCommit, key: &str) -> Mark {
         let mut b = WriteBatch::new();
         b.put(key.as_bytes().to_vec(), b"v".to_vec());
-        b
+        store.write_unsynced(b).unwrap();
+        gc.mark()
     }
 
     #[test]
     fn writes_made_before_a_sync_share_it() {
         let store = Unsynced::default();
         let gc = GroupCommit::default();
-        let marks: Vec<Mark> = ["a", "b", "c"]
-            .iter()
-            .map(|k| {
-                store.write_unsynced(one(k)).unwrap();
-                gc.mark()
-            })
-            .collect();
+        let marks: Vec<Mark> = ["a", "b", "c"].iter().map(|k| write(&store, &gc, k)).collect();
         for m in marks {
             gc.sync_covering(m, &store).unwrap();
         }
@@ -144,11 +140,9 @@ pub(super) mod tests {
     fn a_write_after_a_sync_needs_a_sync_of_its_own() {
         let store = Unsynced::default();
         let gc = GroupCommit::default();
-        store.write_unsynced(one("a")).unwrap();
-        let a = gc.mark();
+        let a = write(&store, &gc, "a");
         gc.sync_covering(a, &store).unwrap();
-        store.write_unsynced(one("b")).unwrap();
-        let b = gc.mark();
+        let b = write(&store, &gc, "b");
         // the sync of `a` is done, but it started before `b` was written
         gc.sync_covering(b, &store).unwrap();
         assert_eq!(store.syncs.load(SeqCst), 2);
@@ -162,10 +156,7 @@ pub(super) mod tests {
     fn a_failed_sync_is_retried_by_the_next_writer() {
         let store = Unsynced::default();
         let gc = GroupCommit::default();
-        store.write_unsynced(one("a")).unwrap();
-        let a = gc.mark();
-        store.write_unsynced(one("b")).unwrap();
-        let b = gc.mark();
+        let (a, b) = (write(&store, &gc, "a"), write(&store, &gc, "b"));
         store.fail_next.store(true, SeqCst);
         assert!(gc.sync_covering(a, &store).is_err());
         assert!(store.inner.get(b"a").unwrap().is_none());
@@ -184,8 +175,7 @@ pub(super) mod tests {
                 std::thread::spawn(move || {
                     for i in 0..500 {
                         let key = format!("{t}/{i}");
-                        store.write_unsynced(one(&key)).unwrap();
-                        let m = gc.mark();
+                        let m = write(&store, &gc, &key);
                         gc.sync_covering(m, store.as_ref()).unwrap();
                         assert!(
                             store.inner.get(key.as_bytes()).unwrap().is_some(),

@@ -12,8 +12,7 @@ use std::sync::Arc;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Threads of the runtime's blocking pool (file and DNS work, and the log syncs of
-/// `--fsync` writes; scans have their own).
+/// Threads of the runtime's blocking pool (file and DNS work; scans have their own).
 const MAX_BLOCKING_THREADS: usize = 32;
 use tracing_subscriber::{EnvFilter, Layer};
 
@@ -48,8 +47,7 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(2);
     }
     // Scans run on threads of their own (`service::background`, one a core); the
-    // runtime's blocking pool serves what else blocks (file and DNS work, `--fsync`
-    // log syncs), bounded.
+    // runtime's blocking pool serves what else blocks (file and DNS work), bounded.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(MAX_BLOCKING_THREADS)

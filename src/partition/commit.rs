@@ -1,61 +1,100 @@
 //! Group commit of synced writes (`--fsync`): a transaction writes its batch without
 //! the sync ([`Store::write_unsynced`]: it survives a killed process, not yet a power
-//! loss) and takes a [`Mark`]; before the write is acknowledged,
-//! [`GroupCommit::sync_covering`] makes sure that some log sync that started after it
-//! has finished: its own, or one that a writer who came later already did for both.
-//! Writers waiting for one sync share it, those of one partition included, since the
-//! partition's turn is released before the sync.
+//! loss), then registers with the store's [`LogSyncer`], a thread of its own, and is
+//! acknowledged when the thread answers. The thread takes every writer registered so
+//! far, syncs once (the sync starts after all their writes returned, so it covers
+//! them) and answers them all; writers that register during a sync wait for the next
+//! one. The worker threads never wait for the disk, and since the partition's turn is
+//! released before the sync, one partition's writers share syncs too.
 
-use crate::store::{Store, StoreError};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::Mutex;
+use crate::store::Store;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use tokio::sync::oneshot;
 
-/// Where an unsynced write stands among the log syncs: the number of syncs that had
-/// started when it returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Mark(u64);
+/// What a registered writer is told: whether its write is synced (the error's text if
+/// not).
+pub(super) type Synced = Result<(), String>;
 
-/// Counts the log syncs of one store.
-#[derive(Default)]
-pub(super) struct GroupCommit {
-    /// Held for the whole of a sync: syncs finish in the order they start.
-    syncing: Mutex<()>,
-    /// Syncs started (incremented, under [`GroupCommit::syncing`], before each sync).
-    started: AtomicU64,
-    /// Syncs that finished without an error: the first `done` syncs all did.
-    done: AtomicU64,
+/// The log-sync thread of one store; it ends when this is dropped.
+pub(super) struct LogSyncer {
+    shared: Arc<Shared>,
 }
 
-impl GroupCommit {
-    /// The mark of an unsynced write that has just returned. Any sync counted after
-    /// this load began after the write, so it covers the write.
-    pub(super) fn mark(&self) -> Mark {
-        Mark(self.started.load(SeqCst))
+#[derive(Default)]
+struct Shared {
+    state: Mutex<Waiting>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct Waiting {
+    /// Writers registered since the thread last took them.
+    writers: Vec<oneshot::Sender<Synced>>,
+    /// The thread waits on [`Shared::wake`] for writers.
+    idle: bool,
+    /// The thread is to end.
+    closed: bool,
+}
+
+impl LogSyncer {
+    /// Starts the thread for `store`, which it holds only while it syncs (so the
+    /// store closes when its last owner drops it).
+    pub(super) fn start(store: Weak<dyn Store>) -> std::io::Result<LogSyncer> {
+        let shared = Arc::new(Shared::default());
+        let theirs = Arc::clone(&shared);
+        std::thread::Builder::new().name("log-sync".into()).spawn(move || theirs.run(&store))?;
+        Ok(LogSyncer { shared })
     }
 
-    /// Returns once the write at `mark` is synced: at once if a sync that started
-    /// after it has finished, else after syncing (which covers every write so far),
-    /// waiting for a sync in progress first, which may make this one unnecessary.
-    /// Blocks for as long as the disk takes. A failed sync is this writer's error; the
-    /// next writer tries again.
-    pub(super) fn sync_covering(&self, mark: Mark, store: &dyn Store) -> Result<(), StoreError> {
-        if self.covered(mark) {
-            return Ok(());
+    /// Registers a writer whose unsynced write has returned: the answer comes once a
+    /// sync that started after this call has finished. The sync happens whether or
+    /// not anyone still listens.
+    pub(super) fn register(&self) -> oneshot::Receiver<Synced> {
+        let (tx, rx) = oneshot::channel();
+        let mut waiting = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        waiting.writers.push(tx);
+        if waiting.idle {
+            waiting.idle = false;
+            self.shared.wake.notify_one();
         }
-        let _syncing = self.syncing.lock().unwrap_or_else(|p| p.into_inner());
-        // a sync that started after the write may have finished while this one waited
-        if self.covered(mark) {
-            return Ok(());
-        }
-        let n = self.started.fetch_add(1, SeqCst) + 1;
-        store.sync_log()?;
-        self.done.store(n, SeqCst);
-        Ok(())
+        rx
     }
+}
 
-    /// Whether a sync that started after the write at `mark` has finished.
-    fn covered(&self, mark: Mark) -> bool {
-        self.done.load(SeqCst) > mark.0
+impl Drop for LogSyncer {
+    fn drop(&mut self) {
+        let mut waiting = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        waiting.closed = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+impl Shared {
+    /// The thread: takes the writers registered so far, syncs once, answers them all;
+    /// ends once closed with nobody waiting.
+    fn run(&self, store: &Weak<dyn Store>) {
+        loop {
+            let writers = {
+                let mut waiting = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                while waiting.writers.is_empty() && !waiting.closed {
+                    waiting.idle = true;
+                    waiting = self.wake.wait(waiting).unwrap_or_else(|p| p.into_inner());
+                }
+                waiting.idle = false;
+                if waiting.writers.is_empty() {
+                    return;
+                }
+                std::mem::take(&mut waiting.writers)
+            };
+            let synced = match store.upgrade() {
+                Some(store) => store.sync_log().map_err(|e| e.to_string()),
+                None => Err("the store is closed".to_owned()),
+            };
+            for writer in writers {
+                // a writer whose request was dropped no longer listens
+                let _ = writer.send(synced.clone());
+            }
+        }
     }
 }
 
@@ -63,18 +102,20 @@ impl GroupCommit {
 pub(super) mod tests {
     use super::*;
     use crate::store::mem::MemStore;
-    use crate::store::WriteBatch;
-    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    use crate::store::{StoreError, WriteBatch};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    use std::sync::mpsc;
 
     /// A store that syncs its writes, holding unsynced ones until a sync, and counting
     /// syncs. Unlike a real store it reads only what was synced: what a power loss
-    /// would keep.
+    /// would keep. With a `gate`, each sync waits for a permit from it.
     #[derive(Default)]
     pub(in crate::partition) struct Unsynced {
         pub(in crate::partition) inner: MemStore,
         pub(in crate::partition) pending: Mutex<Vec<WriteBatch>>,
         pub(in crate::partition) syncs: AtomicUsize,
         pub(in crate::partition) fail_next: AtomicBool,
+        gate: Mutex<Option<mpsc::Receiver<()>>>,
     }
 
     impl Store for Unsynced {
@@ -93,14 +134,17 @@ pub(super) mod tests {
             Ok(())
         }
         fn sync_log(&self) -> Result<(), StoreError> {
+            // what the sync covers is fixed when it starts
+            let covered: Vec<WriteBatch> = self.pending.lock().unwrap().drain(..).collect();
+            if let Some(gate) = self.gate.lock().unwrap().as_ref() {
+                gate.recv().unwrap();
+            }
             if self.fail_next.swap(false, SeqCst) {
+                self.pending.lock().unwrap().splice(0..0, covered);
                 return Err(StoreError::Engine("disk full".into()));
             }
             self.syncs.fetch_add(1, SeqCst);
-            for b in self.pending.lock().unwrap().drain(..) {
-                self.inner.write(b)?;
-            }
-            Ok(())
+            covered.into_iter().try_for_each(|b| self.inner.write(b))
         }
         fn scan<'a>(
             &'a self,
@@ -114,73 +158,91 @@ pub(super) mod tests {
         }
     }
 
-    /// Writes `key` unsynced and returns the write's mark.
-    fn write(store: &Unsynced, gc: &GroupCommit, key: &str) -> Mark {
+    /// Writes `key` unsynced and registers the writer.
+    fn write(store: &Unsynced, syncer: &LogSyncer, key: &str) -> oneshot::Receiver<Synced> {
         let mut b = WriteBatch::new();
         b.put(key.as_bytes().to_vec(), b"v".to_vec());
         store.write_unsynced(b).unwrap();
-        gc.mark()
+        syncer.register()
     }
 
-    #[test]
-    fn writes_made_before_a_sync_share_it() {
-        let store = Unsynced::default();
-        let gc = GroupCommit::default();
-        let marks: Vec<Mark> = ["a", "b", "c"].iter().map(|k| write(&store, &gc, k)).collect();
-        for m in marks {
-            gc.sync_covering(m, &store).unwrap();
+    fn synced(store: &Unsynced, key: &str) -> bool {
+        store.inner.get(key.as_bytes()).unwrap().is_some()
+    }
+
+    /// The answer of `rx`, waiting up to 10 s.
+    fn answer(rx: oneshot::Receiver<Synced>) -> Synced {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut rx = rx;
+        loop {
+            match rx.try_recv() {
+                Ok(answer) => return answer,
+                Err(oneshot::error::TryRecvError::Empty) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(1))
+                }
+                Err(e) => panic!("no answer: {e:?}"),
+            }
         }
-        assert_eq!(store.syncs.load(SeqCst), 1);
-        for k in ["a", "b", "c"] {
-            assert!(store.inner.get(k.as_bytes()).unwrap().is_some(), "{k} synced");
+    }
+
+    /// A store whose syncs each wait for a permit, with the sender of the permits.
+    fn gated() -> (Arc<Unsynced>, mpsc::Sender<()>) {
+        let (permits, gate) = mpsc::channel();
+        let store = Arc::new(Unsynced { gate: Mutex::new(Some(gate)), ..Default::default() });
+        (store, permits)
+    }
+
+    fn syncer(store: &Arc<Unsynced>) -> LogSyncer {
+        let weak: Weak<dyn Store> = Arc::downgrade(store) as Weak<Unsynced>;
+        LogSyncer::start(weak).unwrap()
+    }
+
+    #[test]
+    fn writers_registered_during_a_sync_share_the_next_and_wait_for_it() {
+        let (store, permits) = gated();
+        let syncer = syncer(&store);
+        let a = write(&store, &syncer, "a");
+        // the thread takes `a` and starts a sync, which waits at the gate
+        while store.pending.lock().unwrap().len() == 1 {
+            std::thread::yield_now();
         }
+        let (mut b, c) = (write(&store, &syncer, "b"), write(&store, &syncer, "c"));
+        permits.send(()).unwrap();
+        assert_eq!(answer(a), Ok(()));
+        assert!(synced(&store, "a"));
+        // the sync in progress started before `b` was written: `b` waits for the next
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(b.try_recv().is_err(), "answered before a sync that covers it");
+        assert!(!synced(&store, "b"));
+        permits.send(()).unwrap();
+        assert_eq!((answer(b), answer(c)), (Ok(()), Ok(())));
+        assert!(synced(&store, "b") && synced(&store, "c"));
+        assert_eq!(store.syncs.load(SeqCst), 2, "b and c shared one sync");
     }
 
     #[test]
-    fn a_write_after_a_sync_needs_a_sync_of_its_own() {
-        let store = Unsynced::default();
-        let gc = GroupCommit::default();
-        let a = write(&store, &gc, "a");
-        gc.sync_covering(a, &store).unwrap();
-        let b = write(&store, &gc, "b");
-        // the sync of `a` is done, but it started before `b` was written
-        gc.sync_covering(b, &store).unwrap();
-        assert_eq!(store.syncs.load(SeqCst), 2);
-        assert!(store.inner.get(b"b").unwrap().is_some());
-        // `a` again: covered, nothing more to do
-        gc.sync_covering(a, &store).unwrap();
-        assert_eq!(store.syncs.load(SeqCst), 2);
-    }
-
-    #[test]
-    fn a_failed_sync_is_retried_by_the_next_writer() {
-        let store = Unsynced::default();
-        let gc = GroupCommit::default();
-        let (a, b) = (write(&store, &gc, "a"), write(&store, &gc, "b"));
+    fn a_failed_sync_fails_its_writers_and_the_next_sync_covers_them() {
+        let store = Arc::new(Unsynced::default());
+        let syncer = syncer(&store);
         store.fail_next.store(true, SeqCst);
-        assert!(gc.sync_covering(a, &store).is_err());
-        assert!(store.inner.get(b"a").unwrap().is_none());
-        // the failed sync does not count for `b`
-        gc.sync_covering(b, &store).unwrap();
-        assert!(store.inner.get(b"a").unwrap().is_some() && store.inner.get(b"b").unwrap().is_some());
+        assert!(answer(write(&store, &syncer, "a")).is_err());
+        assert!(!synced(&store, "a"));
+        assert_eq!(answer(write(&store, &syncer, "b")), Ok(()));
+        assert!(synced(&store, "a") && synced(&store, "b"));
     }
 
     #[test]
-    fn concurrent_writers_are_all_synced_before_they_return() {
-        let store = std::sync::Arc::new(Unsynced::default());
-        let gc = std::sync::Arc::new(GroupCommit::default());
+    fn concurrent_writers_are_all_synced_before_they_are_answered() {
+        let store = Arc::new(Unsynced::default());
+        let syncer = Arc::new(syncer(&store));
         let threads: Vec<_> = (0..4)
             .map(|t| {
-                let (store, gc) = (store.clone(), gc.clone());
+                let (store, syncer) = (store.clone(), syncer.clone());
                 std::thread::spawn(move || {
-                    for i in 0..500 {
+                    for i in 0..300 {
                         let key = format!("{t}/{i}");
-                        let m = write(&store, &gc, &key);
-                        gc.sync_covering(m, store.as_ref()).unwrap();
-                        assert!(
-                            store.inner.get(key.as_bytes()).unwrap().is_some(),
-                            "{key} acknowledged unsynced"
-                        );
+                        assert_eq!(answer(write(&store, &syncer, &key)), Ok(()));
+                        assert!(synced(&store, &key), "{key} answered unsynced");
                     }
                 })
             })
@@ -188,6 +250,22 @@ pub(super) mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        assert!(store.syncs.load(SeqCst) <= 2000);
+        assert!(store.syncs.load(SeqCst) <= 1200);
+    }
+
+    #[test]
+    fn the_thread_ends_when_its_syncer_is_dropped_and_holds_the_store_only_while_syncing() {
+        let store = Arc::new(Unsynced::default());
+        let syncer = syncer(&store);
+        assert_eq!(answer(write(&store, &syncer, "a")), Ok(()));
+        let (weak_store, shared) = (Arc::downgrade(&store), Arc::downgrade(&syncer.shared));
+        drop(store);
+        assert!(weak_store.upgrade().is_none(), "the idle thread keeps the store open");
+        drop(syncer);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while shared.upgrade().is_some() {
+            assert!(std::time::Instant::now() < deadline, "the thread did not end");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 }

@@ -36,7 +36,7 @@ pub use txn::Txn;
 
 use crate::store::{keys, Store, StoreError, WriteBatch, WriteOp};
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// What can go wrong below the service layer.
 #[derive(Debug, thiserror::Error)]
@@ -76,8 +76,9 @@ pub struct Partitions {
     catalog_cache: tables::CatalogCache,
     /// Stored bytes of recently read entities, for point reads.
     entity_cache: cache::EntityCache,
-    /// The log syncs of a store that syncs its writes, shared by the writers waiting.
-    commits: Arc<commit::GroupCommit>,
+    /// The log-sync thread of a store that syncs its writes (`--fsync`), started by
+    /// the first write that needs it; `None` if it could not be started.
+    log_syncer: OnceLock<Option<commit::LogSyncer>>,
 }
 
 /// What the entity cache may hold (RocksDB keeps a 40 MiB block cache beside it): a
@@ -95,7 +96,7 @@ impl Partitions {
             props_lock: Mutex::new(()),
             catalog_cache: tables::CatalogCache::default(),
             entity_cache: cache::EntityCache::new(ENTITY_CACHE_BYTES),
-            commits: Arc::default(),
+            log_syncer: OnceLock::new(),
         }
     }
 
@@ -129,8 +130,8 @@ impl Partitions {
     }
 
     /// [`Partitions::transact`]; with `unsynced`, the write skips the store's sync
-    /// (see [`Store::write_unsynced`]) and its [`commit::Mark`] is returned, for
-    /// [`commit::GroupCommit::sync_covering`] before the write is acknowledged.
+    /// (see [`Store::write_unsynced`]), and whether there was one is returned: it
+    /// needs [`Partitions::sync_written`] before it is acknowledged.
     fn transact_with<R, E>(
         &self,
         account: &str,
@@ -138,7 +139,7 @@ impl Partitions {
         pk: &str,
         f: impl FnOnce(&mut Txn<'_>) -> Result<R, E>,
         unsynced: bool,
-    ) -> Result<(R, Option<commit::Mark>), E>
+    ) -> Result<(R, bool), E>
     where
         E: From<PartitionError>,
     {
@@ -149,7 +150,7 @@ impl Partitions {
         let out = f(&mut txn)?;
         let batch = txn.into_batch();
         if batch.is_empty() {
-            return Ok((out, None));
+            return Ok((out, false));
         }
         let written = self.cache_updates(&batch);
         let result = match unsynced {
@@ -161,7 +162,27 @@ impl Partitions {
             self.entity_cache.written(&key, row.filter(|_| result.is_ok()));
         }
         result.map_err(PartitionError::from)?;
-        Ok((out, unsynced.then(|| self.commits.mark())))
+        Ok((out, unsynced))
+    }
+
+    /// Asks for a log sync covering the unsynced writes that have returned so far
+    /// (`commit.rs`); the answer says whether it happened. Without the log-sync thread
+    /// (it could not be started) the sync happens here, blocking.
+    fn sync_written(&self) -> tokio::sync::oneshot::Receiver<commit::Synced> {
+        let syncer = self.log_syncer.get_or_init(|| {
+            let store: std::sync::Weak<dyn Store> = Arc::downgrade(&self.store);
+            commit::LogSyncer::start(store)
+                .inspect_err(|e| tracing::error!(error = %e, "could not start the log-sync thread"))
+                .ok()
+        });
+        match syncer {
+            Some(syncer) => syncer.register(),
+            None => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let _ = tx.send(self.store.sync_log().map_err(|e| e.to_string()));
+                rx
+            }
+        }
     }
 
     /// The entity keys `batch` writes, each with the row it leaves stored when that row

@@ -60,10 +60,10 @@ impl Partitions {
     /// others waiting lets the next one commit before it finishes its own request.
     ///
     /// With a store that syncs its writes (`--fsync`) the write skips the sync, the
-    /// turn is released, and the sync runs on a blocking thread, shared with the
-    /// writers waiting for one (`commit.rs`): the worker threads never wait for the
-    /// disk, and one partition's writers share syncs too. The write is acknowledged
-    /// only after a sync that covers it.
+    /// turn is released, and the log-sync thread's next sync covers it, shared with
+    /// the writers registered meanwhile (`commit.rs`): the worker threads never wait
+    /// for the disk, and one partition's writers share syncs too. The write is
+    /// acknowledged only after that sync.
     pub async fn transact_in_turn<R, E>(
         &self,
         account: &str,
@@ -82,15 +82,9 @@ impl Partitions {
         let out = self.transact_with(account, table, pk, f, self.store.syncs_writes());
         let handoff = turn.contended();
         drop(held);
-        // Started before anything else can cancel this request: once written, the
+        // Registered before anything else can cancel this request: once written, the
         // write is synced even if its client goes away.
-        let synced = match &out {
-            Ok((_, Some(mark))) => {
-                let (commits, store, mark) = (self.commits.clone(), self.store.clone(), *mark);
-                Some(tokio::task::spawn_blocking(move || commits.sync_covering(mark, store.as_ref())))
-            }
-            _ => None,
-        };
+        let synced = matches!(out, Ok((_, true))).then(|| self.sync_written());
         if handoff {
             // Releasing the turn woke the next writer into this worker's LIFO slot,
             // where no other worker can steal it: it would wait for all of this
@@ -102,9 +96,8 @@ impl Partitions {
         }
         let (out, _) = out?;
         if let Some(synced) = synced {
-            let joined =
-                synced.await.map_err(|e| StoreError::Engine(format!("the log sync did not finish: {e}")));
-            joined.and_then(|synced| synced).map_err(PartitionError::from)?;
+            let synced = synced.await.unwrap_or_else(|_| Err("the log-sync thread ended".to_owned()));
+            synced.map_err(|e| PartitionError::Store(StoreError::Engine(e)))?;
         }
         Ok(out)
     }

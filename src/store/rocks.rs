@@ -11,10 +11,10 @@
 //! Writes go through the WAL; by default without an fsync per write (the WAL in the OS
 //! page cache survives a killed process, not a power loss), with `--fsync` synced
 //! before they are acknowledged: each by [`Store::write`], or several by one
-//! [`Store::sync_log`] after [`Store::write_unsynced`]. Scans are lazy forward iterators bounded by
-//! `iterate_upper_bound`. Opening treats a damaged WAL as `recovery.rs` describes: an
-//! incomplete last write is dropped, damage before the end refuses to open unless
-//! `OpenOptions::recover_tolerate` says to recover up to it.
+//! [`Store::sync_log`] after [`Store::write_unsynced`]. Scans are lazy forward
+//! iterators bounded by `iterate_upper_bound`. Opening treats a damaged WAL as
+//! `recovery.rs` describes: an incomplete last write is dropped, damage before the end
+//! refuses to open unless `OpenOptions::recover_tolerate` says to recover up to it.
 
 use super::recovery::{self, OpenOptions};
 use super::{keys, KvPair, Store, StoreError, Visit, WriteBatch, WriteOp};

@@ -41,6 +41,8 @@ const MEMTABLE_BLOOM_RATIO: f64 = 0.02;
 const BLOCK_BYTES: usize = 16 << 10;
 /// Size of an uncompressed data block of heaps.
 const HEAP_BLOCK_BYTES: usize = 4 << 10;
+/// Most bytes RocksDB buffers before it writes them to a file (its default is 1 MiB).
+const WRITE_CHUNK_BYTES: u64 = 64 << 10;
 /// Index entries per restart point of an index block (RocksDB's default is 1).
 const INDEX_RESTART_INTERVAL: i32 = 16;
 /// The column family of entity heaps.
@@ -258,6 +260,14 @@ fn options(recovery: DBRecoveryMode, memory: &Memory) -> Options {
     opts.set_memtable_prefix_bloom_ratio(MEMTABLE_BLOOM_RATIO);
     opts.set_memtable_whole_key_filtering(true);
     opts.set_block_based_table_factory(&table);
+    // Flushes and compactions write their files in 64 KiB `write(2)` calls instead of
+    // 1 MiB ones. A large write makes the kernel allocate large page-cache folios,
+    // which come from the large free blocks a VM with free page reporting has handed
+    // back to its host, so every one of them is faulted in again as it is copied
+    // into: on such a VM, 1 MiB writes to a new file cost 1.5 µs of system time per
+    // KB and 64 KiB writes 0.19 µs (0.16 µs for both where the memory is backed).
+    // Batches 9-15 % less CPU per entity; a write costs one more syscall per 64 KiB.
+    opts.set_writable_file_max_buffer_size(WRITE_CHUNK_BYTES);
     opts.set_wal_recovery_mode(recovery);
     opts
 }

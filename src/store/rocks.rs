@@ -261,12 +261,13 @@ fn options(recovery: DBRecoveryMode, memory: &Memory) -> Options {
     opts.set_memtable_whole_key_filtering(true);
     opts.set_block_based_table_factory(&table);
     // Flushes and compactions write their files in 64 KiB `write(2)` calls instead of
-    // 1 MiB ones. A large write makes the kernel allocate large page-cache folios,
-    // which come from the large free blocks a VM with free page reporting has handed
-    // back to its host, so every one of them is faulted in again as it is copied
-    // into: on such a VM, 1 MiB writes to a new file cost 1.5 µs of system time per
-    // KB and 64 KiB writes 0.19 µs (0.16 µs for both where the memory is backed).
-    // Batches 9-15 % less CPU per entity; a write costs one more syscall per 64 KiB.
+    // 1 MiB ones. A large write makes the kernel allocate large page-cache folios;
+    // on a VM with free page reporting they come from the large free blocks handed
+    // back to the host, and each is faulted in again as it is copied into (as
+    // measured on this project's test VM, docs/performance.md): 1 MiB writes to a
+    // new file cost 1.5 µs of system time per KB and 64 KiB writes 0.19 µs (0.16 µs
+    // for both where the memory is backed). Batches 9-15 % less CPU per entity; the
+    // cost is a `write(2)` per 64 KiB instead of per 1 MiB.
     opts.set_writable_file_max_buffer_size(WRITE_CHUNK_BYTES);
     opts.set_wal_recovery_mode(recovery);
     opts

@@ -18,6 +18,12 @@
 //! body is read in full, as a server must, and nothing is parsed or checked except
 //! what picks the shape of the answer (the method, the path's last segment, and for a
 //! `$batch` the number of operations).
+//!
+//! With `--ceiling-work`, every answer first spends that long on the CPU (a busy loop):
+//! a stand-in for a real server's own work per request, which shows what the machine
+//! charges for CPU per request beyond the work itself (with the client on the same
+//! cores, a server that takes longer per request leaves its workers idle and waking
+//! more often).
 
 use crate::entity::{entity_json, Rng};
 use axum::body::{to_bytes, Body, Bytes};
@@ -41,13 +47,18 @@ const PREPARED_OPS: usize = 100;
 /// Largest request body read (a 100-operation batch of 1 KB entities is ~140 KB).
 const MAX_BODY: usize = 8 << 20;
 
-/// Serves on `127.0.0.1:port` until `serve_for` has passed or Ctrl-C.
-pub async fn serve(port: u16, serve_for: Duration) -> Result<(), String> {
-    let app = Router::new().fallback(answer).with_state(Arc::new(Answers::new()));
+/// Serves on `127.0.0.1:port` until `serve_for` has passed or Ctrl-C, spending `work`
+/// on the CPU before each answer.
+pub async fn serve(port: u16, serve_for: Duration, work: Duration) -> Result<(), String> {
+    let app = Router::new().fallback(answer).with_state(Arc::new(Answers::new(work)));
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("bind {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("ceiling server on http://{local}/devstoreaccount1 for {}s", serve_for.as_secs());
+    eprintln!(
+        "ceiling server on http://{local}/devstoreaccount1 for {}s, {} ns of work per request",
+        serve_for.as_secs(),
+        work.as_nanos()
+    );
     let stop = async move {
         tokio::select! {
             _ = tokio::time::sleep(serve_for) => {}
@@ -64,6 +75,8 @@ struct Answers {
     page: Bytes,
     /// `no_content[n]`: content type and body of a change set response with `n` 204 parts.
     no_content: Vec<(HeaderValue, Bytes)>,
+    /// `--ceiling-work`: CPU time spent before each answer.
+    work: Duration,
 }
 
 /// What a request gets, by its method and path.
@@ -78,13 +91,13 @@ enum Kind {
 }
 
 impl Answers {
-    fn new() -> Answers {
+    fn new(work: Duration) -> Answers {
         let entity = entity_json("p0000000", "r000000000", 0, "hay", &mut Rng::new(1));
         let mut page = b"{\"value\":[".to_vec();
         page.extend_from_slice(&entity);
         page.extend_from_slice(b"]}");
         let no_content = (0..=PREPARED_OPS).map(|n| as_parts(change_set(n, false, &entity))).collect();
-        Answers { entity: Bytes::from(entity), page: Bytes::from(page), no_content }
+        Answers { entity: Bytes::from(entity), page: Bytes::from(page), no_content, work }
     }
 
     /// The answer to a `$batch` body: a change set response with one part per
@@ -140,6 +153,7 @@ async fn answer(State(answers): State<Arc<Answers>>, req: Request) -> Response {
         Ok(body) => body,
         Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
     };
+    busy(answers.work);
     match kind(&parts.method, parts.uri.path()) {
         Kind::Entity => ([(CONTENT_TYPE, JSON)], answers.entity.clone()).into_response(),
         Kind::Query => ([(CONTENT_TYPE, JSON)], answers.page.clone()).into_response(),
@@ -147,6 +161,17 @@ async fn answer(State(answers): State<Arc<Answers>>, req: Request) -> Response {
         Kind::Create if prefers_no_content(&parts.headers) => StatusCode::NO_CONTENT.into_response(),
         Kind::Create => (StatusCode::CREATED, [(CONTENT_TYPE, JSON)], Body::from(body)).into_response(),
         Kind::Batch => answers.batch(&body),
+    }
+}
+
+/// Keeps the thread busy for `work` (nothing for zero).
+fn busy(work: Duration) {
+    if work.is_zero() {
+        return;
+    }
+    let start = std::time::Instant::now();
+    while start.elapsed() < work {
+        std::hint::spin_loop();
     }
 }
 
@@ -228,11 +253,31 @@ mod tests {
         }
     }
 
+    #[test]
+    fn work_keeps_the_thread_busy_that_long() {
+        let cpu = || {
+            let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+            let fields: Vec<&str> =
+                stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+            // utime and stime, in clock ticks (10 ms): fields 14 and 15, the 12th and 13th after the name
+            fields.get(11..13).map_or(0, |f| f.iter().filter_map(|v| v.parse::<u64>().ok()).sum::<u64>())
+        };
+        let start = std::time::Instant::now();
+        busy(Duration::ZERO);
+        assert!(start.elapsed() < Duration::from_millis(5));
+        let (cpu_before, start) = (cpu(), std::time::Instant::now());
+        busy(Duration::from_millis(300));
+        let elapsed = start.elapsed();
+        assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
+        // on the CPU, not asleep: at least half of it counted as this thread's time
+        assert!(cpu() - cpu_before >= 15, "{} ticks", cpu() - cpu_before);
+    }
+
     /// The tool's own batch response check takes the ceiling's answer to each of its
     /// batches as all success, one part per operation.
     #[test]
     fn batch_answers_are_all_success_for_the_tool() {
-        let answers = Answers::new();
+        let answers = Answers::new(Duration::ZERO);
         let mut rng = Rng::new(1);
         for n in [1u64, 2, 37, 100, 101] {
             let entities: Vec<Vec<u8>> =

@@ -148,9 +148,15 @@ pub struct Args {
     /// How long `--ceiling-server` serves.
     #[arg(long, default_value = "30m", value_parser = parse_duration)]
     pub serve_for: Duration,
+
+    /// `--ceiling-server` spends this long on the CPU before each answer (e.g. 2us): a
+    /// stand-in for a server's own work per request, to see what the machine adds to
+    /// that work beyond itself (wake-ups, scheduling) as it grows.
+    #[arg(long, value_parser = parse_duration, requires = "ceiling_server")]
+    pub ceiling_work: Option<Duration>,
 }
 
-/// `10s`, `250ms`, `2m`, or plain seconds; at most [`MAX_DURATION`].
+/// `10s`, `250ms`, `5us`, `2m`, `1h`, or plain seconds; at most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
@@ -159,10 +165,12 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     };
     let n: f64 = num.parse().map_err(|_| format!("bad duration '{s}'"))?;
     let secs = match unit {
+        "us" => n / 1_000_000.0,
         "ms" => n / 1000.0,
         "s" => n,
         "m" => n * 60.0,
-        _ => return Err(format!("bad duration unit in '{s}' (ms, s, m)")),
+        "h" => n * 3600.0,
+        _ => return Err(format!("bad duration unit in '{s}' (us, ms, s, m, h)")),
     };
     let d = Duration::try_from_secs_f64(secs).map_err(|e| format!("bad duration '{s}': {e}"))?;
     if d > MAX_DURATION || d.is_zero() {
@@ -284,7 +292,10 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
-        assert!(parse_duration("2h").is_err());
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("2.5us"), Ok(Duration::from_nanos(2500)));
+        assert!(parse_duration("2h").is_err(), "over the 1h bound");
+        assert!(parse_duration("2d").is_err());
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("61m").is_err());
     }

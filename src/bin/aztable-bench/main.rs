@@ -70,7 +70,7 @@ fn main() -> std::process::ExitCode {
 /// the last count of a sweep, the sweep summary per endpoint.
 async fn run(args: Args) -> Result<bool, String> {
     if let Some(port) = args.ceiling_server {
-        ceiling::serve(port, args.serve_for).await?;
+        ceiling::serve(port, args.serve_for, args.ceiling_work.unwrap_or_default()).await?;
         return Ok(true);
     }
     let plan = Plan::of(&args)?;

@@ -269,8 +269,9 @@ mod tests {
         busy(Duration::from_millis(300));
         let elapsed = start.elapsed();
         assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
-        // on the CPU, not asleep: at least half of it counted as this thread's time
-        assert!(cpu() - cpu_before >= 15, "{} ticks", cpu() - cpu_before);
+        // on the CPU, not asleep: at least a third of it counted as this thread's time
+        // (a third leaves room for other tests on the same cores)
+        assert!(cpu() - cpu_before >= 10, "{} ticks", cpu() - cpu_before);
     }
 
     /// The tool's own batch response check takes the ceiling's answer to each of its

@@ -275,7 +275,7 @@ pub fn cpu_us(pid: u32) -> Option<u64> {
 }
 
 /// [`cpu_us`] from a `stat` file (`/proc/PID/stat`, or a thread's).
-fn cpu_us_in(path: &str) -> Option<u64> {
+pub fn cpu_us_in(path: &str) -> Option<u64> {
     let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the command name, which is in parentheses and may hold spaces.
     let rest = &stat[stat.rfind(')')? + 1..];

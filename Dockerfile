@@ -8,18 +8,28 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 # target features (SSE4.2, PCLMULQDQ on x86-64): RocksDB's hardware CRC32C
 COPY .cargo ./.cargo
-# Cargo.toml declares the criterion bench: cargo refuses to load the manifest without it.
+# The workspace's manifests; the root one declares the criterion bench, and cargo
+# refuses to load a manifest whose bench file is missing.
 COPY benches ./benches
+COPY crates/model/Cargo.toml crates/model/
+COPY crates/wire/Cargo.toml crates/wire/
+COPY crates/store/Cargo.toml crates/store/
+COPY crates/insight/Cargo.toml crates/insight/
+COPY crates/engine/Cargo.toml crates/engine/
+COPY crates/server/Cargo.toml crates/server/
+COPY crates/transfer/Cargo.toml crates/transfer/
+COPY crates/bench/Cargo.toml crates/bench/
 # The dependencies first, against empty sources: RocksDB's C++ is most of the build
-# time, and this layer stays cached while only src/ changes.
-RUN mkdir -p src/bin/aztable-bench \
- && echo 'fn main() {}' > src/main.rs \
- && echo 'fn main() {}' > src/bin/aztable-bench/main.rs \
- && touch src/lib.rs \
+# time, and this layer stays cached while only the sources change.
+RUN mkdir -p src && echo 'fn main() {}' > src/main.rs \
+ && for c in crates/*/; do mkdir -p "$c/src" && touch "$c/src/lib.rs"; done \
+ && echo 'fn main() {}' > crates/bench/src/main.rs \
  && cargo build --release --locked --bin aztable \
- && rm -rf src
+ && rm -rf src crates/*/src
 COPY src ./src
-RUN touch src/main.rs src/lib.rs \
+COPY crates ./crates
+# the copies keep the context's times, which may be older than the stubs' build
+RUN find src crates -name '*.rs' -exec touch {} + \
  && cargo build --release --locked --bin aztable \
  && strip target/release/aztable
 

@@ -4,11 +4,11 @@
 //! head and heap straight from RocksDB in a table far larger than its caches. Run with
 //! `cargo bench --bench hot_paths`.
 
-use aztable::auth::sign::{decode_key, shared_key_authorization, SignParts};
-use aztable::auth::{authenticate, Accounts, AuthRequest, DEV_ACCOUNT, DEV_KEY};
-use aztable::model::entity::Entity;
-use aztable::model::time::Ticks;
-use aztable::odata::{entity_response, parse_entity, Metadata, Urls};
+use aztable_model::entity::Entity;
+use aztable_model::time::Ticks;
+use aztable_wire::auth::sign::{decode_key, shared_key_authorization, SignParts};
+use aztable_wire::auth::{authenticate, Accounts, AuthRequest, DEV_ACCOUNT, DEV_KEY};
+use aztable_wire::odata::{entity_response, parse_entity, Metadata, Urls};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use http::{HeaderMap, HeaderValue};
 use std::hint::black_box;
@@ -38,7 +38,7 @@ fn entity() -> Entity {
 fn keys(c: &mut Criterion) {
     c.bench_function("keys/entity_key", |b| {
         b.iter(|| {
-            aztable::store::keys::entity_key(black_box(42), black_box("p0000042"), black_box("r000042000"))
+            aztable_store::keys::entity_key(black_box(42), black_box("p0000042"), black_box("r000042000"))
         })
     });
 }
@@ -46,7 +46,7 @@ fn keys(c: &mut Criterion) {
 /// A cached point read's own work: the stored bytes decoded into an owned entity and
 /// rendered (the path before views), against rendered from a view of the bytes.
 fn point_read(c: &mut Criterion) {
-    use aztable::store::codec::{decode_entity, decode_entity_view, encode_entity};
+    use aztable_store::codec::{decode_entity, decode_entity_view, encode_entity};
     let e = entity();
     let enc = encode_entity(&e);
     let (head, heap) = (enc.head.as_slice(), enc.heap.as_deref());
@@ -91,13 +91,13 @@ fn filter(c: &mut Criterion) {
     let text = "PartitionKey eq 'p0000042' and RowKey ge 'r000042000' and RowKey lt 'r000042010' \
                 and (Count gt 10 or Tag eq 'needle') and Flag eq true";
     let e = entity();
-    let expr = aztable::filter::parse(text).expect("parses");
+    let expr = aztable_wire::filter::parse(text).expect("parses");
     let mut g = c.benchmark_group("filter");
-    g.bench_function("parse", |b| b.iter(|| aztable::filter::parse(black_box(text)).expect("parses")));
-    g.bench_function("eval", |b| b.iter(|| aztable::filter::eval(black_box(&expr), black_box(&e))));
-    let scan = aztable::filter::parse("Tag eq 'needle'").expect("parses");
+    g.bench_function("parse", |b| b.iter(|| aztable_wire::filter::parse(black_box(text)).expect("parses")));
+    g.bench_function("eval", |b| b.iter(|| aztable_wire::filter::eval(black_box(&expr), black_box(&e))));
+    let scan = aztable_wire::filter::parse("Tag eq 'needle'").expect("parses");
     g.bench_function("eval_non_key_miss", |b| {
-        b.iter(|| aztable::filter::eval(black_box(&scan), black_box(&e)))
+        b.iter(|| aztable_wire::filter::eval(black_box(&scan), black_box(&e)))
     });
     g.finish();
 }
@@ -120,19 +120,21 @@ fn batch_body() -> (String, Vec<u8>) {
 
 fn batch(c: &mut Criterion) {
     let (ct, body) = batch_body();
-    let limits = aztable::batch::Limits::default();
+    let limits = aztable_wire::batch::Limits::default();
     let mut g = c.benchmark_group("batch");
     g.throughput(Throughput::Elements(100));
     g.bench_function("parse_100_ops", |b| {
         b.iter(|| {
-            let parsed = aztable::batch::parse(black_box(&ct), black_box(&body), &limits).expect("parses");
+            let parsed =
+                aztable_wire::batch::parse(black_box(&ct), black_box(&body), &limits).expect("parses");
             assert_eq!(parsed.ops.len(), 100);
             parsed
         })
     });
     g.bench_function("parse_100_ops_and_entities", |b| {
         b.iter(|| {
-            let parsed = aztable::batch::parse(black_box(&ct), black_box(&body), &limits).expect("parses");
+            let parsed =
+                aztable_wire::batch::parse(black_box(&ct), black_box(&body), &limits).expect("parses");
             parsed
                 .ops
                 .iter()
@@ -170,7 +172,7 @@ fn auth(c: &mut Criterion) {
 /// an insert into a new partition of a table whose partition slots are full (each one
 /// evicts the least busy entry).
 fn insight(c: &mut Criterion) {
-    use aztable::insight::{Advisor, InsightOptions};
+    use aztable_insight::{Advisor, InsightOptions};
     let mut g = c.benchmark_group("insight");
     let a = Advisor::new(InsightOptions::default());
     for i in 0..1000 {
@@ -203,9 +205,9 @@ const STORE_ENTITIES: u32 = 1_000_000;
 /// LZ4-compressed, holds everything).
 #[cfg(feature = "rocksdb")]
 fn store(c: &mut Criterion) {
-    use aztable::store::keys::{entity_key, heap_key};
-    use aztable::store::rocks::RocksStore;
-    use aztable::store::{Store, WriteBatch};
+    use aztable_store::keys::{entity_key, heap_key};
+    use aztable_store::rocks::RocksStore;
+    use aztable_store::{Store, WriteBatch};
     let dir = tempfile::tempdir().expect("a temporary directory");
     let store = RocksStore::open(dir.path()).expect("opens");
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;

@@ -4,7 +4,7 @@
 # (one invocation), scans beside Azurite, a connection sweep, point reads under scans,
 # and, with BEFORE set, every scenario against an earlier build. About 30 minutes.
 #
-#   cargo build --release --locked --bin aztable --bin aztable-bench
+#   cargo build --release --locked -p aztable -p aztable-bench
 #   npm install --prefix /tmp/azurite azurite@3.37.0
 #   apt-get install vmtouch      # optional: 1M reads also with the files locked in memory
 #   BEFORE=/path/to/older/aztable scripts/perf-figures.sh      # tables in $OUT/*.txt

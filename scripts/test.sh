@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every check and test: formatting, clippy, the layering rules
-# (scripts/check-layers.sh), a check of the fuzz crate, then cargo test (unit tests,
-# black-box tests against the real server on RocksDB), then the Python and JavaScript
+# Runs every check and test: formatting, the crate graph (scripts/crate-graph.py: the
+# rules on outside crates that the compiler cannot see, and the graph drawn in
+# docs/ARCHITECTURE.md), clippy, a check of the fuzz crate, then cargo test over the
+# workspace (unit tests, black-box tests against the real server on RocksDB), then the Python and JavaScript
 # SDK conformance suites against a freshly started server, then the partition advisor's
 # page in headless Chromium (tests/browser). This is the README's test
 # command; .ci/run calls it. Each phase prints its wall time.
@@ -27,20 +28,22 @@ phase() {
 
 echo "== target dir: $CARGO_TARGET_DIR"
 fmt_check() {
-  cargo fmt --check && cargo fmt --check --manifest-path fuzz/Cargo.toml
+  cargo fmt --all --check && cargo fmt --check --manifest-path fuzz/Cargo.toml
 }
 phase "fmt" fmt_check
-phase "layers" scripts/check-layers.sh
+phase "crate graph" python3 scripts/crate-graph.py
 clippy_check() {
-  # also without RocksDB (`--no-default-features`), as the fuzz crate builds the library
-  cargo clippy --locked --all-targets -- -D warnings \
-    && cargo clippy --locked --no-default-features --lib -- -D warnings
+  # also without RocksDB (`--no-default-features`): the code behind
+  # `cfg(not(feature = "rocksdb"))` in the server binary and the transfer crate
+  cargo clippy --locked --workspace --all-targets -- -D warnings \
+    && cargo clippy --locked --workspace --no-default-features -- -D warnings
 }
 phase "clippy" clippy_check
-# The fuzz crate is its own workspace with its own lock file; it builds aztable
-# without RocksDB, so checking it is quick and catches a lock file left behind.
+# The fuzz crate is its own workspace with its own lock file; it builds the pure
+# crates and the store without RocksDB, so checking it is quick and catches a lock
+# file left behind.
 phase "fuzz check" cargo check --locked --manifest-path fuzz/Cargo.toml
-phase "cargo test" cargo test --locked
+phase "cargo test" cargo test --locked --workspace
 
 sdk_suites() {
   cargo build --locked --bin aztable && scripts/sdk-tests.sh "$CARGO_TARGET_DIR/debug/aztable"

@@ -1,12 +1,12 @@
 //! The `aztable` binary: parse the configuration, set up logging, open the store and
 //! serve until SIGINT/SIGTERM; then finish in-flight requests and close the store.
 
-use aztable::auth::Accounts;
-use aztable::config::{Args, Config};
-use aztable::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions};
-use aztable::insight::{Advisor, InsightOptions};
-use aztable::service::TableService;
-use aztable::store::Store;
+use aztable_engine::service::TableService;
+use aztable_insight::{Advisor, InsightOptions};
+use aztable_server::config::{Args, Config};
+use aztable_server::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions};
+use aztable_store::Store;
+use aztable_wire::auth::Accounts;
 use clap::Parser;
 use std::sync::Arc;
 use tracing_subscriber::layer::SubscriberExt;
@@ -23,15 +23,15 @@ use tracing_subscriber::{EnvFilter, Layer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    // `aztable export ...` / `aztable import ...` (src/transfer/)
+    // `aztable export ...` / `aztable import ...` (the aztable-transfer crate)
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) = aztable::transfer::run_subcommand(&argv) {
+    if let Some(code) = aztable_transfer::run_subcommand(&argv) {
         return code;
     }
     // `azurite ...`, `aztable azurite ...`, `aztable healthcheck ...` (see `cli`)
-    let (personality, argv) = match aztable::cli::invocation(argv) {
-        aztable::cli::Invocation::Serve(personality, argv) => (personality, argv),
-        aztable::cli::Invocation::Healthcheck(argv) => return healthcheck(argv),
+    let (personality, argv) = match aztable_server::cli::invocation(argv) {
+        aztable_server::cli::Invocation::Serve(personality, argv) => (personality, argv),
+        aztable_server::cli::Invocation::Healthcheck(argv) => return healthcheck(argv),
     };
     let args = Args::parse_from(argv);
     let mut config = match Config::from_args(args, std::env::var("AZURITE_ACCOUNTS").ok()) {
@@ -41,7 +41,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    aztable::cli::apply_azurite(&mut config, personality, |name| std::env::var(name).ok());
+    aztable_server::cli::apply_azurite(&mut config, personality, |name| std::env::var(name).ok());
     if let Err(e) = init_tracing(&config) {
         eprintln!("aztable: {e}");
         return std::process::ExitCode::from(2);
@@ -72,9 +72,9 @@ fn main() -> std::process::ExitCode {
 /// `aztable healthcheck [--host IP] [--port N]`: exit 0 when a server answers there, 1
 /// when not (for a container's HEALTHCHECK).
 fn healthcheck(argv: Vec<std::ffi::OsString>) -> std::process::ExitCode {
-    let args = aztable::cli::HealthcheckArgs::parse_from(argv);
+    let args = aztable_server::cli::HealthcheckArgs::parse_from(argv);
     let addr = std::net::SocketAddr::new(args.host, args.port);
-    match aztable::http::healthcheck::probe(addr, std::time::Duration::from_secs(args.timeout)) {
+    match aztable_server::http::healthcheck::probe(addr, std::time::Duration::from_secs(args.timeout)) {
         Ok(answer) => {
             println!("healthy: {addr} answered ({answer})");
             std::process::ExitCode::SUCCESS
@@ -125,9 +125,9 @@ fn init_tracing(config: &Config) -> Result<(), String> {
 
 fn open_store(config: &Config) -> Result<Arc<dyn Store>, String> {
     match &config.data_dir {
-        None => Ok(Arc::new(aztable::store::mem::MemStore::new())),
+        None => Ok(Arc::new(aztable_store::mem::MemStore::new())),
         #[cfg(feature = "rocksdb")]
-        Some(dir) => aztable::store::rocks::RocksStore::open_with(dir, config.store)
+        Some(dir) => aztable_store::rocks::RocksStore::open_with(dir, config.store)
             .map(|s| Arc::new(s) as Arc<dyn Store>)
             .map_err(|e| format!("cannot open the data directory {}: {e}", dir.display())),
         #[cfg(not(feature = "rocksdb"))]
@@ -145,7 +145,7 @@ async fn run(config: Config) -> Result<(), String> {
     let store = open_store(&config)?;
     let service = TableService::open(store)
         .map_err(|e| format!("cannot open the data directory: {e}"))?
-        .with_throttle(config.throttle.map(aztable::service::throttle::Throttle::new));
+        .with_throttle(config.throttle.map(aztable_engine::service::throttle::Throttle::new));
     let advisor = config.insight.then(|| {
         Arc::new(Advisor::new(InsightOptions {
             open: config.listen.ip().is_loopback(),
@@ -166,12 +166,14 @@ async fn run(config: Config) -> Result<(), String> {
             https: config.tls.is_some(),
             oauth: config.oauth,
             keep_alive: http::HeaderValue::from_str(&format!("timeout={}", config.keep_alive.as_secs())).ok(),
-            faults: config.faults.clone().map(|f| Arc::new(aztable::fault::Faults::new(f))),
-            limits: aztable::http::limits::RequestLimits {
+            faults: config.faults.clone().map(|f| Arc::new(aztable_server::fault::Faults::new(f))),
+            limits: aztable_server::http::limits::RequestLimits {
                 body_grace: config.body_read_timeout,
                 min_body_rate: config.min_body_rate,
                 request_timeout: config.request_timeout,
-                body_budget: Arc::new(aztable::http::limits::BodyBudget::new(config.max_inflight_body_bytes)),
+                body_budget: Arc::new(aztable_server::http::limits::BodyBudget::new(
+                    config.max_inflight_body_bytes,
+                )),
             },
         },
     });
@@ -191,7 +193,7 @@ async fn run(config: Config) -> Result<(), String> {
     }
     log_test_modes(&config);
     let shutdown = shutdown_signal();
-    tracing::info!("connection string: {}", aztable::cli::connection_string(addr, tls.is_some()));
+    tracing::info!("connection string: {}", aztable_server::cli::connection_string(addr, tls.is_some()));
     // Azurite's lines, word for word: Testcontainers and scripts wait for them
     for (name, bound) in [("Blob", &blob), ("Queue", &queue)] {
         if let Some((_, at)) = bound {
@@ -205,7 +207,7 @@ async fn run(config: Config) -> Result<(), String> {
             tracing::info!(
                 "{name} port {at}: answers 501 NotImplemented (this emulator serves the Table service only)"
             );
-            tokio::spawn(aztable::http::serve_other_service(listener, name));
+            tokio::spawn(aztable_server::http::serve_other_service(listener, name));
         }
     }
     if advisor.is_some() {

@@ -2,7 +2,7 @@
 //! honours its limits: a body over `max_body` or a change set of more than `max_ops`
 //! operations never parses.
 #![no_main]
-use aztable::batch::{parse, BatchKind, Limits};
+use aztable_wire::batch::{parse, BatchKind, Limits};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (u8, u16, &str, &[u8])| {

@@ -1,6 +1,6 @@
 //! Routing never panics on arbitrary paths and verbs.
 #![no_main]
-use aztable::endpoint::Endpoint;
+use aztable_wire::endpoint::Endpoint;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (u8, String)| {

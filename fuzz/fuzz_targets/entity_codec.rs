@@ -2,8 +2,8 @@
 //! whatever decodes re-encodes and decodes to the same entity, and a projection of any
 //! of its properties agrees with the full decoding.
 #![no_main]
-use aztable::model::EdmValue;
-use aztable::store::codec;
+use aztable_model::EdmValue;
+use aztable_store::codec;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (Vec<u8>, Option<Vec<u8>>, Vec<String>)| {

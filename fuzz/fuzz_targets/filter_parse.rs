@@ -1,7 +1,7 @@
 //! `$filter` parsing never panics on arbitrary text, and whatever parses prints back to
 //! text that parses to the same tree.
 #![no_main]
-use aztable::filter::parse;
+use aztable_wire::filter::parse;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

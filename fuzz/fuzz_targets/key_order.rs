@@ -1,7 +1,7 @@
 //! Encoded entity keys sort exactly like (PartitionKey, RowKey) in UTF-16 order, and
 //! decode back.
 #![no_main]
-use aztable::store::keys;
+use aztable_store::keys;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (String, String, String, String)| {

@@ -1,9 +1,9 @@
 //! Atom entry decoding never panics; what decodes re-encodes, as Atom and as JSON, and
 //! decodes to the same values (doubles bit for bit).
 #![no_main]
-use aztable::model::edm::identical as same;
-use aztable::model::{Entity, Ticks};
-use aztable::odata::{self, atom, Metadata, Urls};
+use aztable_model::edm::identical as same;
+use aztable_model::{Entity, Ticks};
+use aztable_wire::odata::{self, atom, Metadata, Urls};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

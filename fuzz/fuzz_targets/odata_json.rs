@@ -1,9 +1,9 @@
 //! Entity decoding never panics; what decodes re-encodes and decodes to the same
 //! values (doubles bit for bit), at minimal and full metadata.
 #![no_main]
-use aztable::model::edm::identical as same;
-use aztable::model::{Entity, Ticks};
-use aztable::odata::{self, Metadata, Urls};
+use aztable_model::edm::identical as same;
+use aztable_model::{Entity, Ticks};
+use aztable_wire::odata::{self, Metadata, Urls};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

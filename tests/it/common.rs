@@ -1,6 +1,6 @@
 //! Black-box test harness: starts the real `aztable` binary on port 0 with a temporary
 //! RocksDB directory, and signs requests with SharedKey the way the SDKs do (an
-//! independent implementation, so it checks `src/auth` rather than reusing it).
+//! independent implementation, so it checks the wire crate's `auth` rather than reusing it).
 #![allow(dead_code)]
 
 use base64::engine::general_purpose::STANDARD as B64;
@@ -11,12 +11,12 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub const ACCOUNT: &str = "devstoreaccount1";
-pub const KEY: &str =
+pub(crate) const ACCOUNT: &str = "devstoreaccount1";
+pub(crate) const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /// A running server process.
-pub struct TestServer {
+pub(crate) struct TestServer {
     child: Option<Child>,
     pub port: u16,
     pub data_dir: Option<std::path::PathBuf>,
@@ -27,7 +27,7 @@ pub struct TestServer {
 
 impl TestServer {
     /// Starts a server on a fresh temporary RocksDB directory.
-    pub fn start() -> TestServer {
+    pub(crate) fn start() -> TestServer {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("data");
         let mut s = TestServer::start_on(&dir, &[]);
@@ -36,7 +36,7 @@ impl TestServer {
     }
 
     /// Starts a server on `dir` with extra flags.
-    pub fn start_on(dir: &std::path::Path, extra: &[&str]) -> TestServer {
+    pub(crate) fn start_on(dir: &std::path::Path, extra: &[&str]) -> TestServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_aztable"));
         cmd.args(["--tableHost", "127.0.0.1", "--tablePort", "0", "--location"])
             .arg(dir)
@@ -48,7 +48,7 @@ impl TestServer {
     }
 
     /// Starts a server with arbitrary flags (e.g. `--inMemoryPersistence`).
-    pub fn start_with(args: &[&str], envs: &[(&str, &str)]) -> TestServer {
+    pub(crate) fn start_with(args: &[&str], envs: &[(&str, &str)]) -> TestServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_aztable"));
         cmd.args(["--tableHost", "127.0.0.1", "--tablePort", "0"])
             .args(args)
@@ -62,7 +62,7 @@ impl TestServer {
     }
 
     /// Starts a server with exactly these flags (none added: give `--tablePort 0`).
-    pub fn start_raw(args: &[&str]) -> TestServer {
+    pub(crate) fn start_raw(args: &[&str]) -> TestServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_aztable"));
         cmd.args(args).env("AZTABLE_LOG", "info").stdout(Stdio::piped()).stderr(Stdio::inherit());
         TestServer::spawn(cmd, None)
@@ -70,21 +70,21 @@ impl TestServer {
 
     /// Starts `program` (the server binary under another name, e.g. a link named
     /// `azurite`) with exactly these flags.
-    pub fn start_program(program: &std::path::Path, args: &[&str]) -> TestServer {
+    pub(crate) fn start_program(program: &std::path::Path, args: &[&str]) -> TestServer {
         let mut cmd = Command::new(program);
         cmd.args(args).env("AZTABLE_LOG", "info").stdout(Stdio::piped()).stderr(Stdio::inherit());
         TestServer::spawn(cmd, None)
     }
 
     /// The log lines printed so far that contain `needle`.
-    pub fn log_lines(&self, needle: &str) -> Vec<String> {
+    pub(crate) fn log_lines(&self, needle: &str) -> Vec<String> {
         let log = self.log.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         log.iter().filter(|l| l.contains(needle)).cloned().collect()
     }
 
     /// [`TestServer::log_lines`] once at least `n` lines match, or after 10 s: the log
     /// is read by a thread of its own, which may lag behind the responses.
-    pub fn log_lines_at_least(&self, needle: &str, n: usize) -> Vec<String> {
+    pub(crate) fn log_lines_at_least(&self, needle: &str, n: usize) -> Vec<String> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
             let lines = self.log_lines(needle);
@@ -125,11 +125,11 @@ impl TestServer {
         TestServer { child: Some(child), port, data_dir, _tmp: None, log }
     }
 
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}/{}", self.port, ACCOUNT)
     }
 
-    pub fn client(&self) -> Client {
+    pub(crate) fn client(&self) -> Client {
         Client {
             http: reqwest::Client::new(),
             endpoint: self.endpoint(),
@@ -139,12 +139,12 @@ impl TestServer {
     }
 
     /// The server's process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, Child::id)
     }
 
     /// Sends SIGKILL (no clean shutdown).
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
@@ -152,7 +152,7 @@ impl TestServer {
     }
 
     /// Sends SIGTERM and waits for a clean exit; returns whether it exited successfully.
-    pub fn terminate(&mut self) -> bool {
+    pub(crate) fn terminate(&mut self) -> bool {
         let Some(mut c) = self.child.take() else {
             return false;
         };
@@ -179,7 +179,7 @@ impl Drop for TestServer {
 
 /// A client that signs requests with SharedKey.
 #[derive(Clone)]
-pub struct Client {
+pub(crate) struct Client {
     pub http: reqwest::Client,
     pub endpoint: String,
     pub account: String,
@@ -188,7 +188,7 @@ pub struct Client {
 
 /// A response, read fully.
 #[derive(Debug)]
-pub struct Resp {
+pub(crate) struct Resp {
     pub status: u16,
     pub headers: reqwest::header::HeaderMap,
     pub body: String,
@@ -196,31 +196,31 @@ pub struct Resp {
 
 impl Resp {
     /// Reads a whole response.
-    pub async fn read(resp: reqwest::Response) -> Resp {
+    pub(crate) async fn read(resp: reqwest::Response) -> Resp {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let body = resp.text().await.unwrap();
         Resp { status, headers, body }
     }
 
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
-    pub fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.headers.get(name).map(|v| v.to_str().unwrap().to_owned())
     }
     /// The `odata.error.code` of an error body.
-    pub fn error_code(&self) -> String {
+    pub(crate) fn error_code(&self) -> String {
         self.json()["odata.error"]["code"].as_str().unwrap_or_default().to_owned()
     }
 }
 
-pub fn now_rfc1123() -> String {
+pub(crate) fn now_rfc1123() -> String {
     chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
 
 /// SharedKey string-to-sign for the Table service.
-pub fn sign(key_b64: &str, string_to_sign: &str) -> String {
+pub(crate) fn sign(key_b64: &str, string_to_sign: &str) -> String {
     let key = B64.decode(key_b64).unwrap();
     let mut mac = Hmac::<Sha256>::new_from_slice(&key).unwrap();
     mac.update(string_to_sign.as_bytes());
@@ -230,7 +230,7 @@ pub fn sign(key_b64: &str, string_to_sign: &str) -> String {
 impl Client {
     /// Sends a signed request. `path` is relative to the account endpoint and already
     /// percent-encoded (e.g. `/Tables` or `/t(PartitionKey='a',RowKey='b')`).
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         method: &str,
         path_and_query: &str,
@@ -242,7 +242,7 @@ impl Client {
 
     /// [`Client::send`], returning a failed exchange (refused connection, connection
     /// closed before the answer) as an error instead of panicking.
-    pub async fn try_send(
+    pub(crate) async fn try_send(
         &self,
         method: &str,
         path_and_query: &str,
@@ -293,21 +293,21 @@ impl Client {
         Ok(Resp { status, headers, body })
     }
 
-    pub async fn create_table(&self, name: &str) -> Resp {
+    pub(crate) async fn create_table(&self, name: &str) -> Resp {
         self.send("POST", "/Tables", &[], Some(&format!(r#"{{"TableName":"{name}"}}"#))).await
     }
 
-    pub async fn insert(&self, table: &str, entity: serde_json::Value) -> Resp {
+    pub(crate) async fn insert(&self, table: &str, entity: serde_json::Value) -> Resp {
         self.send("POST", &format!("/{table}"), &[], Some(&entity.to_string())).await
     }
 
-    pub async fn get(&self, table: &str, pk: &str, rk: &str) -> Resp {
+    pub(crate) async fn get(&self, table: &str, pk: &str, rk: &str) -> Resp {
         self.send("GET", &entity_path(table, pk, rk), &[], None).await
     }
 }
 
 /// `/table(PartitionKey='..',RowKey='..')` with quotes doubled and percent-encoded.
-pub fn entity_path(table: &str, pk: &str, rk: &str) -> String {
+pub(crate) fn entity_path(table: &str, pk: &str, rk: &str) -> String {
     let enc = |s: &str| {
         percent_encoding::utf8_percent_encode(&s.replace('\'', "''"), percent_encoding::NON_ALPHANUMERIC)
             .to_string()
@@ -315,13 +315,18 @@ pub fn entity_path(table: &str, pk: &str, rk: &str) -> String {
     format!("/{table}(PartitionKey='{}',RowKey='{}')", enc(pk), enc(rk))
 }
 
-pub fn unique_table(prefix: &str) -> String {
+pub(crate) fn unique_table(prefix: &str) -> String {
     format!("{prefix}{}", uuid::Uuid::new_v4().simple()).chars().take(40).collect()
 }
 
 /// A change set of one insert into `table` at `endpoint` (`http://…/<account>`), its body
 /// declared as `content_type`: the (Content-Type, body) of the `$batch` request.
-pub fn one_insert_batch(endpoint: &str, table: &str, content_type: &str, entity: &str) -> (String, String) {
+pub(crate) fn one_insert_batch(
+    endpoint: &str,
+    table: &str,
+    content_type: &str,
+    entity: &str,
+) -> (String, String) {
     let (b, cs) = ("batch_one", "changeset_one");
     let body = format!(
         "--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n--{cs}\r\n\
@@ -334,7 +339,7 @@ pub fn one_insert_batch(endpoint: &str, table: &str, content_type: &str, entity:
 
 /// Runs the server binary with `args` until it exits by itself (at most 20 s); returns
 /// whether it succeeded, and its stdout and stderr.
-pub fn run_to_exit(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+pub(crate) fn run_to_exit(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_aztable"))
         .args(["--tableHost", "127.0.0.1", "--tablePort", "0"])
         .args(args)

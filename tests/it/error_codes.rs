@@ -1,4 +1,4 @@
-//! Black-box: every code of the error registry (`src/error/codes.rs`) is answered by the
+//! Black-box: every code of the error registry (`crates/model/src/error/codes.rs`) is answered by the
 //! real server with its status, the code in the body (`odata.error.code` in JSON, `<code>`
 //! in an Atom-era XML error) and the same code in `x-ms-error-code`.
 //!
@@ -174,7 +174,7 @@ fn test_fn<'s>(source: &'s str, name: &str) -> Option<&'s str> {
 
 #[test]
 fn the_coverage_table_names_every_registry_code_and_real_tests() {
-    let registry = include_str!("../../src/error/codes.rs");
+    let registry = include_str!("../../crates/model/src/error/codes.rs");
     let as_str = &registry[registry.find("pub fn as_str").unwrap()..registry.find("pub fn status").unwrap()];
     let mut codes: Vec<&str> = as_str.split("=> \"").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
     codes.sort_unstable();
@@ -272,7 +272,7 @@ async fn missing_and_malformed_authorization() {
 #[cfg(feature = "rocksdb")]
 #[tokio::test]
 async fn a_corrupt_stored_record_is_internal_error() {
-    use aztable::store::{keys, rocks::RocksStore, Store, WriteBatch};
+    use aztable_store::{keys, rocks::RocksStore, Store, WriteBatch};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
     let mut server = TestServer::start_on(&dir, &[]);

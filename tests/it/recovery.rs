@@ -139,18 +139,18 @@ async fn a_torn_last_write_is_dropped_and_everything_before_it_served() {
 #[cfg(feature = "rocksdb")]
 #[tokio::test]
 async fn a_newer_storage_format_refuses_to_start() {
-    use aztable::store::{codec, keys, rocks::RocksStore, Store, WriteBatch};
+    use aztable_store::{codec, keys, rocks::RocksStore, Store, WriteBatch};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
     let mut server = TestServer::start_on(&dir, &[]);
     assert_eq!(server.client().create_table("future").await.status, 201);
     assert!(server.terminate());
-    let newer = aztable::partition::FORMAT_VERSION + 1;
+    let newer = aztable_engine::partition::FORMAT_VERSION + 1;
     {
         let store = RocksStore::open(&dir).unwrap();
         assert_eq!(
             store.get(keys::FORMAT_VERSION_KEY).unwrap().map(|b| codec::decode_u64(&b).unwrap()),
-            Some(aztable::partition::FORMAT_VERSION),
+            Some(aztable_engine::partition::FORMAT_VERSION),
             "the server records the format it wrote"
         );
         let mut batch = WriteBatch::new();

@@ -1,0 +1,131 @@
+//! Point reads of entities, and the torn-row rule that every read made without the
+//! partition's lock follows.
+//!
+//! **The torn-row rule.** An entity is stored as a head and, when it has long values,
+//! a heap: two records, read one after the other. Reads take no lock (a store read sees
+//! a consistent snapshot of one key, not of two), so a write can land between the two
+//! reads; the heap repeats its head's Timestamp (unique per write), and a heap of
+//! another write, or none where the head needs one, is [`StoreError::Torn`]. Such a read
+//! is repeated once under the partition's stripe lock ([`Partitions::reread_torn`]), where
+//! no write can come between the two reads; a torn row read under the lock
+//! ([`read_locked`]) means the store is corrupt.
+
+use super::Partitions;
+use aztable_model::{Entity, EntityView};
+use aztable_store::{codec, keys, Store, StoreError};
+
+impl Partitions {
+    /// Reads one entity without taking any lock (but for the rare read that meets a
+    /// concurrent write between the entity's head and its heap: see the torn-row rule).
+    /// Goes through the entity cache.
+    pub fn get_entity(
+        &self,
+        account: &str,
+        table: &str,
+        pk: &str,
+        rk: &str,
+    ) -> Result<Option<Entity>, super::PartitionError> {
+        let table_id = self.table_id(account, table)?.ok_or(super::PartitionError::TableNotFound)?;
+        let key = keys::entity_key(table_id, pk, rk);
+        if let Some((head, heap)) = self.entity_cache.get(&key) {
+            return Ok(Some(codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?));
+        }
+        // taken before reading, so a write landing meanwhile keeps the read out of the cache
+        let generation = self.entity_cache.generation(&key);
+        let Some(head) = self.store.get(&key)? else {
+            return Ok(None);
+        };
+        let decoded = read_heap(self.store.as_ref(), &key, &head).and_then(|heap| {
+            Ok((codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?, heap))
+        });
+        match decoded {
+            Ok((e, heap)) => {
+                self.entity_cache.insert(&key, &head, heap.as_deref(), generation);
+                Ok(Some(e))
+            }
+            Err(StoreError::Torn) => Ok(self.reread_torn(table_id, &key, pk, rk)?),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A point read that hands the entity to `f` as a view of its stored bytes: from
+    /// the entity cache without copying a key, name or value (what a point read of a
+    /// hot entity spends most of its own time on otherwise); on a miss, as
+    /// [`Partitions::get_entity`] reads it.
+    pub fn get_entity_with<R>(
+        &self,
+        account: &str,
+        table: &str,
+        pk: &str,
+        rk: &str,
+        f: impl FnOnce(&EntityView<'_>) -> R,
+    ) -> Result<Option<R>, super::PartitionError> {
+        let table_id = self.table_id(account, table)?.ok_or(super::PartitionError::TableNotFound)?;
+        let key = keys::entity_key(table_id, pk, rk);
+        if let Some((head, heap)) = self.entity_cache.get(&key) {
+            let view = codec::decode_entity_view(pk, rk, &head, heap.as_deref())?;
+            return Ok(Some(f(&view)));
+        }
+        let Some(e) = self.get_entity(account, table, pk, rk)? else {
+            return Ok(None);
+        };
+        let properties = e.properties.iter().map(|(n, v)| (n.as_str(), v.borrowed())).collect();
+        let view = EntityView { partition_key: pk, row_key: rk, timestamp: e.timestamp, properties };
+        Ok(Some(f(&view)))
+    }
+
+    /// The torn-row rule's second read: the entity under `key`, read with the
+    /// partition's stripe lock held, so no write can come between its head and heap.
+    pub(super) fn reread_torn(
+        &self,
+        table_id: u64,
+        key: &[u8],
+        pk: &str,
+        rk: &str,
+    ) -> Result<Option<Entity>, StoreError> {
+        let _guard = self.stripe(table_id, pk).lock().unwrap_or_else(|p| p.into_inner());
+        Ok(read_locked(self.store.as_ref(), key, pk, rk)?.map(|(e, _)| e))
+    }
+}
+
+/// Reads an entity by its key with the partition's lock held (inside a transaction, or
+/// by [`Partitions::reread_torn`]): the entity and whether it has a heap. A torn row here
+/// is corruption, not a race.
+pub(super) fn read_locked(
+    store: &dyn Store,
+    key: &[u8],
+    pk: &str,
+    rk: &str,
+) -> Result<Option<(Entity, bool)>, StoreError> {
+    // (one MultiGet of both keys measured slower than two reads)
+    let read = match store.get(key)? {
+        Some(head) => decode_head(store, key, pk.to_owned(), rk.to_owned(), &head).map(Some),
+        None => Ok(None),
+    };
+    read.map_err(|e| match e {
+        StoreError::Torn => StoreError::Corrupt("entity heap does not belong to its head".into()),
+        e => e,
+    })
+}
+
+/// Decodes a head read under `key`, reading its heap when it has one (the bool).
+/// [`StoreError::Torn`] when the heap is of another write, or gone.
+pub(super) fn decode_head(
+    store: &dyn Store,
+    key: &[u8],
+    pk: String,
+    rk: String,
+    head: &[u8],
+) -> Result<(Entity, bool), StoreError> {
+    let heap = read_heap(store, key, head)?;
+    Ok((codec::decode_entity(pk, rk, head, heap.as_deref())?, heap.is_some()))
+}
+
+/// The heap of a head read under `key`, when the head has one; [`StoreError::Torn`] when
+/// it should and is gone.
+fn read_heap(store: &dyn Store, key: &[u8], head: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    match codec::heap_needed(head)? {
+        None => Ok(None),
+        Some(_) => store.get(&keys::heap_key(key))?.ok_or(StoreError::Torn).map(Some),
+    }
+}

@@ -1,0 +1,186 @@
+//! The table catalog: per-account table records keyed by lowercase name, each with a
+//! numeric id that prefixes the table's entity keys.
+
+use super::{PartitionError, Partitions};
+use aztable_store::codec::{self, TableRecord};
+use aztable_store::{keys, WriteBatch};
+use foldhash::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
+
+/// `[start, end)` of stored keys.
+type KeyRange = (Vec<u8>, Vec<u8>);
+
+/// Tables read per Query Tables page before it is cut with a continuation.
+pub(super) const MAX_TABLES_EXAMINED: usize = 10_000;
+
+/// A table as the catalog knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableInfo {
+    pub id: u64,
+    /// The name with the letter case it was created with.
+    pub name: String,
+}
+
+/// Tables the cache remembers at most; when full it starts over.
+const CATALOG_CACHE_ENTRIES: usize = 4096;
+
+/// Found catalog records by store key, so an entity operation does not read the
+/// catalog from the store. Only positive lookups are cached. A fill races with a
+/// concurrent Delete Table safely: the delete first writes the store, then bumps the
+/// generation and evicts; a lookup that read the store before that write fills only
+/// if the generation it saw before reading is still current, and a fill that slips in
+/// before the eviction is evicted by it.
+#[derive(Debug, Default)]
+pub(super) struct CatalogCache {
+    map: RwLock<HashMap<Vec<u8>, TableInfo>>,
+    generation: AtomicU64,
+}
+
+impl CatalogCache {
+    fn get(&self, key: &[u8]) -> Option<TableInfo> {
+        self.map.read().unwrap_or_else(|p| p.into_inner()).get(key).cloned()
+    }
+
+    fn id(&self, key: &[u8]) -> Option<u64> {
+        self.map.read().unwrap_or_else(|p| p.into_inner()).get(key).map(|info| info.id)
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn fill(&self, key: Vec<u8>, info: &TableInfo, seen_generation: u64) {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        if self.generation.load(Ordering::Acquire) != seen_generation {
+            return;
+        }
+        if map.len() >= CATALOG_CACHE_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, info.clone());
+    }
+
+    fn forget(&self, key: &[u8]) {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        map.remove(key);
+    }
+}
+
+impl Partitions {
+    /// Looks a table up by name (case-insensitive). Every entity operation starts
+    /// here, so found tables are remembered in [`CatalogCache`].
+    pub fn lookup_table(&self, account: &str, name: &str) -> Result<Option<TableInfo>, PartitionError> {
+        let key = keys::table_key(account, name);
+        if let Some(info) = self.catalog_cache.get(&key) {
+            return Ok(Some(info));
+        }
+        let generation = self.catalog_cache.generation();
+        match self.store.get(&key)? {
+            Some(v) => {
+                let rec = codec::decode_table(&v)?;
+                let info = TableInfo { id: rec.id, name: rec.name };
+                self.catalog_cache.fill(key, &info, generation);
+                Ok(Some(info))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The id of a table found by name (as [`Partitions::lookup_table`]), without
+    /// allocating when the table is cached: every entity operation starts here.
+    pub fn table_id(&self, account: &str, name: &str) -> Result<Option<u64>, PartitionError> {
+        thread_local! {
+            static KEY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let cached = KEY.with(|key| {
+            let mut key = key.borrow_mut();
+            key.clear();
+            keys::push_table_key(&mut key, account, name);
+            self.catalog_cache.id(&key)
+        });
+        match cached {
+            Some(id) => Ok(Some(id)),
+            None => Ok(self.lookup_table(account, name)?.map(|info| info.id)),
+        }
+    }
+
+    /// Creates a table; `TableAlreadyExists` if one exists with the name in any case.
+    pub fn create_table(&self, account: &str, name: &str) -> Result<TableInfo, PartitionError> {
+        let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
+        if self.lookup_table(account, name)?.is_some() {
+            return Err(PartitionError::TableAlreadyExists);
+        }
+        let _ids = self.id_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let id = match self.store.get(keys::NEXT_TABLE_ID_KEY)? {
+            Some(v) => codec::decode_u64(&v)?,
+            None => 1,
+        };
+        let rec = TableRecord { id, name: name.to_owned() };
+        let mut batch = WriteBatch::new();
+        batch.put(keys::NEXT_TABLE_ID_KEY.to_vec(), codec::encode_u64(id + 1));
+        batch.put(keys::table_key(account, name), codec::encode_table(&rec));
+        self.store.write(batch)?;
+        Ok(TableInfo { id, name: name.to_owned() })
+    }
+
+    /// Deletes a table, its stored access policies and, with one range tombstone, all of
+    /// its entities, in one write batch; then lets the store free their space at once.
+    pub fn delete_table(&self, account: &str, name: &str) -> Result<(), PartitionError> {
+        let (start, end) = self.delete_table_record(account, name)?;
+        // The delete is committed: failing to free space early is no error of it.
+        if let Err(e) = self.store.reclaim_deleted_range(&start, &end) {
+            tracing::warn!(error = %e, "could not drop the files of a deleted table");
+        }
+        Ok(())
+    }
+
+    /// [`Partitions::delete_table`]'s write; returns the key range it emptied (the
+    /// table's entity heads and heaps).
+    fn delete_table_record(&self, account: &str, name: &str) -> Result<KeyRange, PartitionError> {
+        let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
+        let info = self.lookup_table(account, name)?.ok_or(PartitionError::TableNotFound)?;
+        let (start, end) = keys::table_entities_range(info.id);
+        let mut batch = WriteBatch::new();
+        batch.delete(keys::table_key(account, name));
+        batch.delete(keys::table_acl_key(account, name));
+        batch.delete_range(start.clone(), end.clone());
+        let result = self.store.write(batch);
+        self.entity_cache.clear();
+        result?;
+        self.catalog_cache.forget(&keys::table_key(account, name));
+        Ok((start, end))
+    }
+
+    /// Lists tables of an account in (case-insensitive) name order, starting at
+    /// `from` (a lowercase name, inclusive), at most `limit` of those `keep` accepts;
+    /// also returns the lowercase name the next page starts at, if any. A page also
+    /// ends after [`MAX_TABLES_EXAMINED`] tables were read.
+    pub fn list_tables(
+        &self,
+        account: &str,
+        from: Option<&str>,
+        limit: usize,
+        mut keep: impl FnMut(&str) -> bool,
+    ) -> Result<(Vec<TableInfo>, Option<String>), PartitionError> {
+        let (start, end) = keys::tables_range(account);
+        let start = match from {
+            Some(name) => keys::table_key(account, name),
+            None => start,
+        };
+        let mut out = Vec::new();
+        for (examined, item) in self.store.scan(&start, &end).enumerate() {
+            let (k, v) = item?;
+            if out.len() == limit || examined == MAX_TABLES_EXAMINED {
+                let next = keys::decode_table_key(&k).map(|(_, lower)| lower);
+                return Ok((out, next));
+            }
+            let rec = codec::decode_table(&v)?;
+            if keep(&rec.name) {
+                out.push(TableInfo { id: rec.id, name: rec.name });
+            }
+        }
+        Ok((out, None))
+    }
+}

@@ -1,0 +1,238 @@
+//! INSIGHT: the partition advisor. Counts, per table, what the requests do to its key
+//! space (point queries and row-range, partition-range and full-table scans, as the
+//! planner classifies them; what scans examine for what they return; entities per
+//! second in each partition; the order of inserted keys) and turns it into advice:
+//! [`Advisor::report`], rendered as JSON, an HTML page ([`html`]) and Prometheus
+//! metrics ([`prom`]).
+//!
+//! The hot path (a point read, an insert) costs a few relaxed atomic adds, a read lock
+//! of one of [`TABLE_SHARDS`] table shards and the lock of one of a table's partition
+//! shards: no lock shared by every request. Memory is bounded ([`MAX_TABLES`] tables,
+//! [`table::MAX_PARTITIONS`] partitions and [`table::MAX_FILTERS`] filters each); what
+//! is not tracked is counted. Pure: no I/O, no async.
+
+pub mod browse;
+pub mod classify;
+pub mod html;
+pub mod pattern;
+pub mod prom;
+pub mod report;
+pub mod series;
+pub mod table;
+
+pub use classify::{classify, QueryKind};
+pub use report::Report;
+
+use aztable_model::Entity;
+use aztable_wire::filter::Expr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Instant;
+use table::{fnv, TableStats, FNV_START};
+
+/// Tables tracked; requests to others are counted in [`Report::dropped`].
+pub const MAX_TABLES: usize = 64;
+/// Shards of the table list.
+const TABLE_SHARDS: usize = 16;
+
+/// The scalability target of one partition, in entities per second.
+pub const PARTITION_TARGET_PER_SEC: u32 = 2_000;
+
+/// How the advisor is set up.
+#[derive(Debug, Clone, Default)]
+pub struct InsightOptions {
+    /// Serve the admin pages without a key (the server listens on loopback only).
+    pub open: bool,
+    /// `--warnFullScan N`: log a full table scan that examines more than N entities.
+    pub warn_full_scan: Option<u64>,
+}
+
+/// The partition advisor of one server.
+#[derive(Debug)]
+pub struct Advisor {
+    started: Instant,
+    options: InsightOptions,
+    shards: Box<[RwLock<Vec<Arc<TableStats>>>]>,
+    tables: AtomicUsize,
+    /// Requests to tables beyond [`MAX_TABLES`].
+    untracked_requests: AtomicU64,
+}
+
+impl Advisor {
+    pub fn new(options: InsightOptions) -> Self {
+        Advisor {
+            started: Instant::now(),
+            options,
+            shards: (0..TABLE_SHARDS).map(|_| RwLock::default()).collect(),
+            tables: AtomicUsize::new(0),
+            untracked_requests: AtomicU64::new(0),
+        }
+    }
+
+    pub fn options(&self) -> &InsightOptions {
+        &self.options
+    }
+
+    /// Seconds since the advisor started.
+    fn now_sec(&self) -> u32 {
+        u32::try_from(self.started.elapsed().as_secs()).unwrap_or(u32::MAX - 1)
+    }
+
+    /// Runs `f` on the stats of `account`/`table`, creating them while fewer than
+    /// [`MAX_TABLES`] are tracked.
+    fn with_table(&self, account: &str, table: &str, f: impl FnOnce(&TableStats)) {
+        let h = fnv(table.bytes().map(|b| b.to_ascii_lowercase()), fnv(account.bytes(), FNV_START));
+        let Some(shard) = self.shards.get(h as usize % TABLE_SHARDS) else { return };
+        {
+            let tables = shard.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(t) = tables.iter().find(|t| t.is(account, table)) {
+                f(t);
+                return;
+            }
+        }
+        if self.tables.load(Relaxed) >= MAX_TABLES {
+            // full: no write lock for the requests to untracked tables
+            self.untracked_requests.fetch_add(1, Relaxed);
+            return;
+        }
+        let mut tables = shard.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(t) = tables.iter().find(|t| t.is(account, table)) {
+            f(t);
+            return;
+        }
+        if self.tables.fetch_add(1, Relaxed) >= MAX_TABLES {
+            self.tables.fetch_sub(1, Relaxed);
+            self.untracked_requests.fetch_add(1, Relaxed);
+            return;
+        }
+        let t = Arc::new(TableStats::new(account, table));
+        f(&t);
+        tables.push(t);
+    }
+
+    /// A point read (Get Entity, or a query by both keys that read at most one row).
+    pub fn point_read(&self, account: &str, table: &str, pk: &str) {
+        let sec = self.now_sec();
+        self.with_table(account, table, |t| {
+            t.count_query(QueryKind::Point, 0, 0);
+            t.touch(pk, sec, 1, 0, None);
+        });
+    }
+
+    /// Entities written to one partition: `rows` gives each RowKey and whether it was
+    /// an insert (insert, insert-or-replace, insert-or-merge), whose key order is
+    /// followed.
+    pub fn wrote<'a>(
+        &self,
+        account: &str,
+        table: &str,
+        pk: &str,
+        rows: impl IntoIterator<Item = (&'a str, bool)>,
+    ) {
+        let sec = self.now_sec();
+        self.with_table(account, table, |t| {
+            let (mut n, mut inserts) = (0u32, 0u32);
+            for (rk, inserted) in rows {
+                n += 1;
+                if inserted {
+                    inserts += 1;
+                    t.touch(pk, sec, 0, 1, Some(rk));
+                } else {
+                    t.touch(pk, sec, 0, 1, None);
+                }
+            }
+            t.count_writes(u64::from(n), u64::from(inserts), (inserts > 0).then_some(pk));
+        });
+    }
+
+    /// One page of Query Entities: its kind, filter, the entities it examined and the
+    /// ones it returned (counted to their partitions). Returns whether the page is a
+    /// full table scan over the `--warnFullScan` threshold.
+    pub fn queried(
+        &self,
+        account: &str,
+        table: &str,
+        kind: QueryKind,
+        filter: Option<&Expr>,
+        examined: u64,
+        returned: &[Entity],
+    ) -> bool {
+        let sec = self.now_sec();
+        self.with_table(account, table, |t| {
+            t.count_query(kind, examined, returned.len() as u64);
+            if kind != QueryKind::Point {
+                let text = filter.map(ToString::to_string).unwrap_or_default();
+                t.count_filter(&text, kind, examined, returned.len() as u64);
+            }
+            // pages are in key order: one touch per partition
+            for run in returned.chunk_by(|a, b| a.partition_key == b.partition_key) {
+                if let Some(first) = run.first() {
+                    t.touch(&first.partition_key, sec, u32::try_from(run.len()).unwrap_or(u32::MAX), 0, None);
+                }
+            }
+        });
+        kind == QueryKind::FullScan && self.options.warn_full_scan.is_some_and(|n| examined > n)
+    }
+
+    /// The report in a few log lines (printed at shutdown).
+    pub fn summary_lines(&self) -> Vec<String> {
+        report::summary_lines(&self.report())
+    }
+
+    /// Everything tracked, with the findings and advice.
+    pub fn report(&self) -> Report {
+        let now = self.now_sec();
+        let mut tables: Vec<(String, String, table::TableSnapshot)> = Vec::new();
+        for shard in self.shards.iter() {
+            let shard = shard.read().unwrap_or_else(PoisonError::into_inner);
+            tables.extend(shard.iter().map(|t| (t.account.clone(), t.table.clone(), t.snapshot())));
+        }
+        report::build(now, tables, self.untracked_requests.load(Relaxed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_are_bounded_and_found_without_letter_case() {
+        let a = Advisor::new(InsightOptions::default());
+        a.point_read("acct", "People", "p");
+        a.point_read("acct", "people", "p");
+        a.point_read("other", "people", "p");
+        for i in 0..MAX_TABLES + 10 {
+            a.wrote("acct", &format!("t{i}"), "p", [("r", true)]);
+        }
+        let r = a.report();
+        assert_eq!(r.tables.len(), MAX_TABLES);
+        assert_eq!(r.dropped.untracked_requests, 12);
+        let people = r.tables.iter().find(|t| t.account == "acct" && t.table == "People").expect("People");
+        assert_eq!(people.queries.point, 2);
+    }
+
+    #[test]
+    fn append_only_inserts_are_named_and_random_ones_are_not() {
+        let a = Advisor::new(InsightOptions::default());
+        for i in 0..200u64 {
+            // one partition per entity, keys increasing: the append-only pattern
+            a.wrote(
+                "acct",
+                "events",
+                &format!("{:019}", 638_500_000_000_000_000 + i * 10_000_000),
+                [("0", true)],
+            );
+            // one partition, RowKeys from a scrambled sequence
+            let rk = format!("{:08x}", (i * 2_654_435_761) % 4_294_967_291);
+            a.wrote("acct", "random", "p", [(rk.as_str(), true)]);
+        }
+        let r = a.report();
+        let events = r.tables.iter().find(|t| t.table == "events").expect("events");
+        let random = r.tables.iter().find(|t| t.table == "random").expect("random");
+        assert_eq!(events.key_patterns.len(), 1, "{:?}", events.key_patterns);
+        assert_eq!(events.key_patterns[0].key, "PartitionKey");
+        assert_eq!(events.key_patterns[0].pattern, pattern::Pattern::AppendOnly);
+        assert!(events.findings.iter().any(|f| f.kind == "append-only"));
+        assert!(random.key_patterns.is_empty(), "{:?}", random.key_patterns);
+    }
+}

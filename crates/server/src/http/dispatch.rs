@@ -1,0 +1,453 @@
+//! [`dispatch`]: the single entry point of every request. Builds the
+//! [`RequestCtx`], resolves path-style or host-style accounts, applies `X-HTTP-Method`
+//! tunnelling, checks `x-ms-version`, authenticates (SharedKey with a 15-minute date
+//! window unless `--loose`, a shared access signature, or with `--oauth` a bearer
+//! token), routes and renders errors, adds CORS headers; logs one line per request.
+
+use super::body::{read_body, settle_refused, DRAIN_LIMIT};
+use super::catch_panic::caught;
+use super::ctx::{self, RequestCtx};
+use super::query::QueryParams;
+use super::request::{self, header, Req};
+use super::{error_response, handlers, limits, response, AppState};
+use axum::body::{Body, HttpBody as _};
+use axum::response::Response;
+use aztable_model::error::{ApiError, ErrorCode};
+use aztable_wire::auth::{self, AuthRequest};
+use aztable_wire::endpoint::Endpoint;
+use http::request::Parts;
+use std::net::SocketAddr;
+use tokio::time::Instant;
+
+/// Where the account came from.
+struct AccountRef<'a> {
+    /// As written in the URL (may end in `-secondary`).
+    url_name: &'a str,
+    /// For path-style URLs: the path prefix naming the account (`/devstoreaccount1`).
+    path_prefix: Option<&'a str>,
+}
+
+/// Serves one request; `client` is the peer's address when known (SAS `sip`, the log).
+pub(super) async fn dispatch(
+    state: &AppState,
+    client: Option<SocketAddr>,
+    req: http::Request<Body>,
+) -> Response {
+    let started = Instant::now();
+    let (parts, body) = req.into_parts();
+    if super::insight::is_browse_path(parts.uri.path()) {
+        // the read-only data browser (async: it reads tables)
+        return super::insight::serve_browse(state, &parts).await;
+    }
+    if super::insight::is_admin_path(parts.uri.path()) {
+        // the partition advisor's pages: no account, no version
+        return super::insight::serve(state, &parts);
+    }
+    let mut ctx = RequestCtx {
+        request_id: ctx::new_request_id(),
+        version: ctx::LATEST_VERSION.to_owned(),
+        client_request_id: request::client_request_id(&parts.headers),
+        account: String::new(),
+        secondary: false,
+        base_url: String::new(),
+        sas: None,
+        xml_errors: false,
+    };
+    let mut op = "Unknown";
+    // What the access log and CORS need after `handle` consumes the request head:
+    // cheaper than cloning every header (the URI shares its bytes).
+    let method = parts.method.clone();
+    let uri = parts.uri.clone();
+    let (path, query) = (uri.path(), uri.query());
+    let origin = header(&parts.headers, "origin").map(str::to_owned);
+    // `--debug FILE`: the request in detail, secrets hidden
+    tracing::debug!(
+        target: "aztable::debug",
+        request_id = %ctx.request_id,
+        client = client.map(tracing::field::display),
+        "{method} {path}{} headers:{}",
+        shown_query(query),
+        super::redact::headers(&parts.headers),
+    );
+    let result = match caught(handle(state, &mut ctx, &mut op, client, parts, body, started)).await {
+        Ok(result) => result,
+        Err(panic) => {
+            tracing::error!(request_id = %ctx.request_id, panic = %panic, "request handler panicked");
+            let mut e = ApiError::new(ErrorCode::InternalError);
+            e.close_connection = true;
+            Err(e)
+        }
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(detail) = &e.auth_detail {
+                // the string to sign the server computed, for comparing with the client's
+                tracing::debug!(
+                    target: "aztable::debug",
+                    request_id = %ctx.request_id,
+                    "{} {}: {detail}",
+                    e.status(),
+                    e.code.as_str()
+                );
+            }
+            error_response::render(&e, &ctx)
+        }
+    };
+    let mut resp = response::finish(resp, &ctx);
+    // the idle timeout the connection has (see `server`), unless it is closing anyway
+    if let Some(keep_alive) = &state.options.keep_alive {
+        if !resp.headers().contains_key(http::header::CONNECTION) {
+            resp.headers_mut().insert("keep-alive", keep_alive.clone());
+        }
+    }
+    if let Some(origin) = &origin {
+        add_cors_headers(state, &ctx, origin, &method, &mut resp);
+    }
+    tracing::info!(
+        target: "aztable::access",
+        client = client.map(tracing::field::display),
+        method = %method,
+        operation = op,
+        status = resp.status().as_u16(),
+        error_code = resp.headers().get("x-ms-error-code").and_then(|v| v.to_str().ok()),
+        latency_us = started.elapsed().as_micros() as u64,
+        request_id = %ctx.request_id,
+        "{method} {path}{}",
+        shown_query(query),
+    );
+    resp
+}
+
+/// The query string as logged (`?` and the query with secrets hidden, or nothing).
+fn shown_query(query: Option<&str>) -> String {
+    match query {
+        Some(q) if !q.is_empty() => format!("?{}", super::redact::query(q)),
+        _ => String::new(),
+    }
+}
+
+async fn handle(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    op: &mut &'static str,
+    client: Option<SocketAddr>,
+    parts: Parts,
+    body: Body,
+    started: Instant,
+) -> Result<Response, ApiError> {
+    #[cfg(test)]
+    if parts.headers.contains_key("x-aztable-test-panic") {
+        panic!("x-aztable-test-panic");
+    }
+    let limits = &state.options.limits;
+    // Everything that can refuse the request is decided on its head, before the body is
+    // buffered (SharedKey, SharedKeyLite, SAS and bearer tokens sign no body): an
+    // unauthenticated client cannot make the server hold its body. A refused request's
+    // small body is drained to keep the connection; a larger one's is not awaited, and
+    // the answer closes the connection (`body::settle_refused`).
+    let (endpoint, query) = match check_head(state, ctx, op, client, &parts) {
+        Ok(checked) => checked,
+        Err(mut e) => {
+            settle_refused(body, &mut e, limits, started).await;
+            return Err(e);
+        }
+    };
+    if body.size_hint().lower() > DRAIN_LIMIT as u64 {
+        // not worth reading: answer at once and close the connection
+        let mut e = ApiError::new(ErrorCode::RequestBodyTooLarge);
+        e.close_connection = true;
+        return Err(e);
+    }
+    let (body, _held) = read_body(body, limits, started).await?;
+    let req = Req { headers: parts.headers, query, body };
+    let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
+    let deadline = started + limits.request_timeout;
+    let handler_started = Instant::now();
+    let resp = match tokio::time::timeout_at(deadline, handlers::handle(state, ctx, endpoint, &req)).await {
+        Ok(resp) => resp,
+        // the service's answer to a request over its server-side time
+        Err(_) => Err(ApiError::new(ErrorCode::OperationTimedOut)),
+    };
+    tracing::debug!(
+        target: "aztable::debug",
+        request_id = %ctx.request_id,
+        operation = *op,
+        handler_us = handler_started.elapsed().as_micros() as u64,
+        "handled"
+    );
+    super::fault::after(armed, resp?)
+}
+
+/// The checks made on the request head: its size and URI, the version, the account, the
+/// route and the caller's authentication; the operation and its query options.
+fn check_head(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    op: &mut &'static str,
+    client: Option<SocketAddr>,
+    parts: &Parts,
+) -> Result<(Endpoint, QueryParams), ApiError> {
+    limits::check_head(&parts.uri, &parts.headers)?;
+    let query = QueryParams::parse(parts.uri.query());
+    ctx.version =
+        ctx::check_version(&parts.headers, state.options.skip_api_version_check).inspect_err(|_| {
+            // an unusable version is answered as the newest version would be
+            ctx.xml_errors = xml_errors(parts, &query, false);
+        })?;
+    ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
+    let raw_path = parts.uri.path();
+    let account_ref = resolve_account(state, parts, raw_path)?;
+    let host = header(&parts.headers, "host").unwrap_or("127.0.0.1");
+    let (account, secondary) = aztable_wire::endpoint::primary_account(account_ref.url_name);
+    ctx.account = account.to_owned();
+    ctx.secondary = secondary;
+    let scheme = if state.options.https { "https://" } else { "http://" };
+    let prefix = account_ref.path_prefix.unwrap_or_default();
+    let mut base_url = String::with_capacity(scheme.len() + host.len() + prefix.len());
+    for part in [scheme, host, prefix] {
+        base_url.push_str(part);
+    }
+    ctx.base_url = base_url;
+    let rest = match account_ref.path_prefix {
+        Some(prefix) => &raw_path[prefix.len()..],
+        None => raw_path,
+    };
+
+    let tunnel = parts.headers.get_all("x-http-method").iter().map(|v| v.to_str().ok());
+    let method = aztable_wire::endpoint::tunnelled_method(parts.method.as_str(), tunnel)?;
+    // The Python SDK sends service-level requests to the secondary as
+    // `/<account>-secondary/<account>/?restype=service…`, naming the account twice; no
+    // table operation carries `restype=service`, so the second name is the account's.
+    let rest = match query.restype.as_deref() {
+        Some("service") if rest.trim_matches('/') == ctx.account => "/",
+        _ => rest,
+    };
+    let endpoint = Endpoint::route(method, rest, query.comp.as_deref(), query.restype.as_deref())?;
+    *op = endpoint.name();
+    if !endpoint.is_odata() {
+        // the XML APIs keep the OData JSON error (docs/compatibility.md)
+        ctx.xml_errors = false;
+    }
+
+    if endpoint != Endpoint::Preflight {
+        let account = state.accounts.get(&ctx.account).ok_or_else(|| {
+            let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
+            e.auth_detail = Some(format!("The account '{}' does not exist on this server.", ctx.account));
+            e
+        })?;
+        let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
+        match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
+            (Some(token), _) => {
+                authorize_sas(state, ctx, client, parts, account, &token?, &endpoint)?;
+                // served under the token's version when the request names none
+                ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
+            }
+            (None, Some(token)) => authorize_bearer(ctx, token, &endpoint)?,
+            (None, None) => {
+                let auth_req = AuthRequest {
+                    method: parts.method.as_str(),
+                    raw_path,
+                    query: parts.uri.query(),
+                    headers: &parts.headers,
+                };
+                auth::authenticate(&auth_req, account, account_ref.path_prefix)?;
+                if !state.options.loose {
+                    check_date_skew(&parts.headers, chrono::Utc::now())?;
+                }
+            }
+        }
+        if ctx.secondary && method != "GET" {
+            return Err(ApiError::with_message(
+                ErrorCode::AuthorizationFailure,
+                "Write operations are not allowed on the secondary (read-only) endpoint.",
+            ));
+        }
+    }
+
+    Ok((endpoint, query))
+}
+
+/// Whether errors for this request are written in XML ([`aztable_wire::odata::errors_in_xml`]).
+fn xml_errors(parts: &Parts, query: &QueryParams, atom_allowed: bool) -> bool {
+    aztable_wire::odata::errors_in_xml(
+        header(&parts.headers, "accept"),
+        query.format.as_deref(),
+        atom_allowed,
+    )
+}
+
+/// How far a SharedKey request's date may be from the server's clock.
+const MAX_DATE_SKEW_MINUTES: i64 = 15;
+
+/// Refuses a signed request whose date (`x-ms-date`, else `Date`, as signed) is more than
+/// [`MAX_DATE_SKEW_MINUTES`] from `now` either way, or is not an RFC 1123 date: 403
+/// `AuthenticationFailed`, as the service answers a replayed or badly clocked request.
+fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>) -> Result<(), ApiError> {
+    let refuse = |detail: String| {
+        let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
+        e.auth_detail = Some(detail);
+        e
+    };
+    let date = ["x-ms-date", "date"].iter().find_map(|h| header(headers, h).filter(|v| !v.is_empty()));
+    // No date at all was refused by the signature check already.
+    let Some(date) = date else { return Ok(()) };
+    let Some(sent) = parse_request_date(date) else {
+        return Err(refuse(format!("The date header in the request is incorrect: '{date}'.")));
+    };
+    let skew = now.signed_duration_since(sent);
+    if skew > chrono::Duration::minutes(MAX_DATE_SKEW_MINUTES) {
+        return Err(refuse(format!("Request date header too old: '{date}'")));
+    }
+    if -skew > chrono::Duration::minutes(MAX_DATE_SKEW_MINUTES) {
+        return Err(refuse(format!("Request date header too far in the future: '{date}'")));
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// The date header last parsed on this thread, and its value: a client's requests
+    /// in one second carry the same string, and parsing it was 1 % of a point read.
+    static LAST_DATE: std::cell::RefCell<Option<(String, chrono::DateTime<chrono::FixedOffset>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Parses an RFC 1123 request date (`x-ms-date` or `Date`); `None` when malformed.
+fn parse_request_date(date: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    LAST_DATE.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((_, parsed)) = last.as_ref().filter(|(text, _)| text == date) {
+            return Some(*parsed);
+        }
+        let parsed = chrono::DateTime::parse_from_rfc2822(date).ok()?;
+        *last = Some((date.to_owned(), parsed));
+        Some(parsed)
+    })
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
+    header(headers, "authorization")?.strip_prefix("Bearer ")
+}
+
+/// `--oauth basic`: a structurally valid, current Entra ID token for storage grants every
+/// operation (no signature or role check, as in Azurite) except the table ACLs, which the
+/// service refuses to Entra ID callers with 404 `ResourceNotFound`.
+fn authorize_bearer(ctx: &RequestCtx, token: &str, endpoint: &Endpoint) -> Result<(), ApiError> {
+    if matches!(endpoint, Endpoint::GetTableAcl { .. } | Endpoint::SetTableAcl { .. }) {
+        return Err(ApiError::with_message(
+            ErrorCode::ResourceNotFound,
+            "The specified resource does not exist. (Table ACLs are not available with OAuth.)",
+        ));
+    }
+    auth::oauth::verify_bearer(token, &ctx.account, chrono::Utc::now().timestamp())
+}
+
+/// Verifies the request's shared access signature and authorizes the operation with it
+/// (the stored access policies of a table SAS with `si` come from the table's ACL); keeps
+/// the grant in `ctx` for the handlers that enforce its key range. Without
+/// `x-ms-version`, the request is served under the token's `sv`.
+fn authorize_sas(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    client: Option<SocketAddr>,
+    parts: &Parts,
+    account: &auth::Account,
+    token: &auth::SasToken,
+    endpoint: &Endpoint,
+) -> Result<(), ApiError> {
+    let client_ip = client.map(|c| c.ip());
+    let now = aztable_model::time::wall_now();
+    let sas_ctx = auth::SasContext { account, now, client_ip, is_https: state.options.https };
+    let policies = |table: &str, si: &str| match state.service.stored_policy(&ctx.account, table, si) {
+        Ok(policy) => policy,
+        Err(e) => {
+            tracing::error!(error = %e, "reading stored access policies");
+            None
+        }
+    };
+    let if_match = parts.headers.contains_key(http::header::IF_MATCH);
+    let grant = auth::authorize_sas(token, &sas_ctx, endpoint, if_match, &policies)?;
+    if !parts.headers.contains_key("x-ms-version") {
+        ctx.version = grant.version.as_str().min(ctx::LATEST_VERSION).to_owned();
+    }
+    ctx.sas = Some(grant);
+    Ok(())
+}
+
+/// CORS on an actual (non-`OPTIONS`) request with an `Origin` header: adds the headers of
+/// the account's first matching rule (to success and error answers alike). The account's
+/// rules are read only for such requests, so requests without `Origin` pay nothing.
+fn add_cors_headers(
+    state: &AppState,
+    ctx: &RequestCtx,
+    origin: &str,
+    method: &http::Method,
+    resp: &mut Response,
+) {
+    if *method == http::Method::OPTIONS || state.accounts.get(&ctx.account).is_none() {
+        return;
+    }
+    let Ok(props) = state.service.get_service_properties(&ctx.account) else { return };
+    if props.cors.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = resp.headers().keys().map(http::HeaderName::as_str).collect();
+    let cors = aztable_wire::settings::cors::actual_request_headers(
+        &props.cors,
+        Some(origin),
+        method.as_str(),
+        &names,
+    );
+    response::append_headers(resp, &cors);
+}
+
+/// Finds the account: host-style (`<account>[-secondary].<anything>` when the first
+/// host label names a known account and product-style URLs are on) or path-style (the
+/// first path segment).
+fn resolve_account<'a>(
+    state: &AppState,
+    parts: &'a Parts,
+    raw_path: &'a str,
+) -> Result<AccountRef<'a>, ApiError> {
+    if !state.options.disable_product_style_url {
+        let host = header(&parts.headers, "host").unwrap_or("");
+        let hostname = host.rsplit_once(':').map_or(host, |(h, _)| h);
+        if let Some((label, _)) = hostname.split_once('.') {
+            let (name, _) = aztable_wire::endpoint::primary_account(label);
+            if hostname.parse::<std::net::IpAddr>().is_err() && state.accounts.get(name).is_some() {
+                return Ok(AccountRef { url_name: label, path_prefix: None });
+            }
+        }
+    }
+    let segment = raw_path.trim_start_matches('/').split('/').next().unwrap_or("");
+    if segment.is_empty() {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidUri,
+            "The request URI does not name an account (path-style: /<account>/...).",
+        ));
+    }
+    let leading = raw_path.len() - raw_path.trim_start_matches('/').len();
+    Ok(AccountRef { url_name: segment, path_prefix: Some(&raw_path[..leading + segment.len()]) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_dates_parse_alike_whether_remembered_or_not() {
+        let dates = [
+            "Sun, 22 Nov 2026 05:01:19 GMT",
+            "Sun, 22 Nov 2026 05:01:20 GMT",
+            "not a date",
+            "Sun, 22 Nov 2026 05:01:19 GMT",
+            "Mon, 01 Jan 2024 00:00:00 GMT",
+            "Mon, 01 Jan 2024 00:00:00 GMT",
+            "",
+        ];
+        for date in dates.iter().chain(dates.iter().rev()) {
+            assert_eq!(parse_request_date(date), chrono::DateTime::parse_from_rfc2822(date).ok(), "{date:?}");
+        }
+    }
+}

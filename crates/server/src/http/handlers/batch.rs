@@ -1,0 +1,190 @@
+//! The `$batch` handler: parse the multipart body, turn each operation into a
+//! [`BatchAction`] (authorized under the request's SAS), run the change set through the
+//! service, and answer 202 with the parts `batch` builds and writes.
+
+use super::super::ctx::RequestCtx;
+use super::super::request::{header, Req};
+use super::super::response::build;
+use super::super::AppState;
+use super::entities::parse_condition;
+use super::{entity_at, entity_to_insert};
+use axum::response::Response;
+use aztable_engine::service::{BatchAction, BatchOutcome, ServiceError};
+use aztable_model::error::{ApiError, ErrorCode};
+use aztable_model::time::wall_now;
+use aztable_wire::batch::{
+    self, BatchError, BatchKind, BatchOp, ErrorPlacement, ErrorStamp, Limits, OpResult,
+};
+use aztable_wire::endpoint::Endpoint;
+use aztable_wire::odata::{self, Format, Metadata, Urls};
+use http::StatusCode;
+
+/// Stamps error parts with the request id and the current time, in XML when `xml`.
+fn with_stamp<R>(ctx: &RequestCtx, xml: bool, f: impl FnOnce(&ErrorStamp<'_>) -> R) -> R {
+    let time = aztable_model::time::wall_now().to_rfc3339_7();
+    f(&ErrorStamp { request_id: &ctx.request_id, time: &time, xml })
+}
+
+/// The format an operation is answered in: its own `Accept` (none: the version's
+/// default), JSON minimal metadata when that names nothing served.
+fn op_format(ctx: &RequestCtx, op: &BatchOp) -> Format {
+    odata::negotiate(op.header("accept"), None, ctx.atom_allowed()).unwrap_or(Format::Json(Metadata::Minimal))
+}
+
+/// Whether an operation's error part is XML ([`odata::errors_in_xml`] on its headers).
+fn op_xml_errors(ctx: &RequestCtx, op: &BatchOp) -> bool {
+    odata::errors_in_xml(op.header("accept"), None, ctx.atom_allowed())
+}
+
+fn accepted(content_type: String, body: Vec<u8>) -> Response {
+    build(StatusCode::ACCEPTED, &[("content-type", content_type)], body)
+}
+
+pub(super) async fn batch(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result<Response, ApiError> {
+    let content_type = header(&req.headers, "content-type").unwrap_or("");
+    let parsed = match batch::parse(content_type, &req.body, &Limits::default()) {
+        Ok(p) => p,
+        Err(e) => return batch_error(ctx, e),
+    };
+    match parsed.kind {
+        BatchKind::Query => query_batch(state, ctx, &parsed.ops[0]),
+        BatchKind::ChangeSet => change_set(state, ctx, &parsed.ops).await,
+    }
+}
+
+/// Renders a parse failure where the service puts it.
+fn batch_error(ctx: &RequestCtx, e: BatchError) -> Result<Response, ApiError> {
+    let (ct, body) = match e.placement() {
+        ErrorPlacement::Response => return Err(ApiError::from(e)),
+        ErrorPlacement::ChangeSetPart => batch::write_failure(
+            e.content_id(),
+            &with_stamp(ctx, ctx.xml_errors, |s| batch::parse_error_part(s, &e)),
+        ),
+        ErrorPlacement::BatchPart => {
+            batch::write_query(&with_stamp(ctx, ctx.xml_errors, |s| batch::parse_error_part(s, &e)))
+        }
+    };
+    Ok(accepted(ct, body))
+}
+
+/// A query batch: the single point query, answered in one `application/http` part.
+fn query_batch(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<Response, ApiError> {
+    let result = match run_query(state, ctx, op) {
+        Ok(r) => r,
+        // over a throttling target: the whole request is refused, not the operation
+        Err(e) if e.code == ErrorCode::ServerBusy => return Err(e),
+        Err(e) => with_stamp(ctx, op_xml_errors(ctx, op), |s| batch::op_error_part(s, 0, &e)),
+    };
+    let (ct, body) = batch::write_query(&result);
+    Ok(accepted(ct, body))
+}
+
+fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<OpResult, ApiError> {
+    let Endpoint::GetEntity { table, pk, rk } = &op.endpoint else {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidInput,
+            "Only a point query (GET of one entity) may be sent in a batch.",
+        ));
+    };
+    if let Some(grant) = &ctx.sas {
+        grant.authorize(&op.endpoint, false)?;
+    }
+    let format = odata::negotiate(op.header("accept"), None, ctx.atom_allowed())?;
+    let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
+    Ok(batch::entity_part(&e, table, format, &urls(ctx), wall_now()))
+}
+
+fn urls(ctx: &RequestCtx) -> Urls<'_> {
+    Urls { base: &ctx.base_url, account: &ctx.account }
+}
+
+/// Converts one change-set operation into an action on `table`; its body is read as
+/// its own `Content-Type` declares.
+fn to_action(ctx: &RequestCtx, op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
+    let cond =
+        |required| parse_condition(op.header("if-match"), op.header("if-none-match").is_some(), required);
+    let body = match op.endpoint {
+        Endpoint::DeleteEntity { .. } => Format::Json(Metadata::Minimal),
+        _ => odata::body_format(op.header("content-type"), &op.body, ctx.atom_allowed())?,
+    };
+    let at = |pk: &str, rk: &str| entity_at(body, &op.body, pk.to_owned(), rk.to_owned());
+    Ok(match &op.endpoint {
+        Endpoint::InsertEntity { table } => {
+            (table.clone(), BatchAction::Insert(entity_to_insert(body, &op.body)?))
+        }
+        Endpoint::UpdateEntity { table, pk, rk } => {
+            let c = cond(false)?;
+            (table.clone(), BatchAction::Update(at(pk, rk)?, c))
+        }
+        Endpoint::MergeEntity { table, pk, rk } => {
+            let c = cond(false)?;
+            (table.clone(), BatchAction::Merge(at(pk, rk)?, c))
+        }
+        Endpoint::DeleteEntity { table, pk, rk } => (
+            table.clone(),
+            BatchAction::Delete { partition_key: pk.clone(), row_key: rk.clone(), cond: cond(true)? },
+        ),
+        other => {
+            return Err(ApiError::with_message(
+                ErrorCode::InvalidInput,
+                format!("{} is not allowed in a change set.", other.name()),
+            ))
+        }
+    })
+}
+
+/// Runs a change set; answers 202 (with the failing part if one failed), or refuses
+/// the whole request when it is over a throttling target.
+async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Result<Response, ApiError> {
+    let fail = |index: usize, err: &ApiError| {
+        let xml = op_xml_errors(ctx, &ops[index]);
+        let part = with_stamp(ctx, xml, |s| batch::op_error_part(s, index, err));
+        let (ct, body) = batch::write_failure(ops[index].content_id.as_deref(), &part);
+        accepted(ct, body)
+    };
+    let mut table = String::new();
+    let mut actions = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        if let Some(account) = op.account() {
+            if aztable_wire::endpoint::primary_account(account).0 != ctx.account {
+                let msg = format!("The operation addresses account '{account}', not '{}'.", ctx.account);
+                return Ok(fail(i, &ApiError::with_message(ErrorCode::InvalidInput, msg)));
+            }
+        }
+        // the SAS's permission and table for each operation; its key range is the
+        // service's to check, on the keys each operation ends up with
+        let checked = to_action(ctx, op).and_then(|(t, action)| match &ctx.sas {
+            Some(grant) => {
+                grant.authorize(&op.endpoint, op.header("if-match").is_some()).map(|()| (t, action))
+            }
+            None => Ok((t, action)),
+        });
+        match checked {
+            Ok((t, action)) => {
+                table = t;
+                actions.push(action);
+            }
+            Err(e) => return Ok(fail(i, &e)),
+        }
+    }
+    let outcomes = match state.service.execute_batch(ctx.caller(), &table, actions).await {
+        Ok(o) => o,
+        Err(f) if matches!(f.error, ServiceError::Throttled(_)) => return Err(f.error.into()),
+        Err(f) => return Ok(fail(f.index, &ApiError::from(f.error))),
+    };
+    let now = wall_now();
+    let results: Vec<(Option<String>, OpResult)> = ops
+        .iter()
+        .zip(outcomes)
+        .map(|(op, outcome)| {
+            let written = match &outcome {
+                BatchOutcome::Written(e) => Some(e),
+                BatchOutcome::Deleted => None,
+            };
+            let format = op_format(ctx, op);
+            (op.content_id.clone(), batch::written_part(op, &table, written, &urls(ctx), format, now))
+        })
+        .collect();
+    let (ct, body) = batch::write_success(&results);
+    Ok(accepted(ct, body))
+}

@@ -1,0 +1,89 @@
+//! Handlers: one function per operation; each parses the request, makes one service
+//! call and renders the result. No storage access and no business rules here.
+
+mod access;
+mod batch;
+mod entities;
+mod preflight;
+mod tables;
+
+use super::ctx::RequestCtx;
+use super::request::{header, Req};
+use super::AppState;
+use axum::response::Response;
+use aztable_engine::service::NewEntity;
+use aztable_model::error::{ApiError, ErrorCode};
+use aztable_wire::endpoint::Endpoint;
+use aztable_wire::odata::{self, Format};
+
+/// Calls the handler of `endpoint`.
+pub(super) async fn handle(
+    state: &AppState,
+    ctx: &RequestCtx,
+    endpoint: Endpoint,
+    req: &Req,
+) -> Result<Response, ApiError> {
+    use Endpoint::*;
+    match endpoint {
+        QueryTables => tables::query_tables(state, ctx, req).await,
+        CreateTable => tables::create_table(state, ctx, req),
+        GetTable { table } => tables::get_table(state, ctx, req, &table),
+        DeleteTable { table } => tables::delete_table(state, ctx, &table),
+        QueryEntities { table } => entities::query_entities(state, ctx, req, &table).await,
+        GetEntity { table, pk, rk } => entities::get_entity(state, ctx, req, &table, &pk, &rk),
+        InsertEntity { table } => entities::insert_entity(state, ctx, req, &table).await,
+        UpdateEntity { table, pk, rk } => {
+            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Replace).await
+        }
+        MergeEntity { table, pk, rk } => {
+            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Merge).await
+        }
+        DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk).await,
+        Preflight => preflight::preflight(state, ctx, req),
+        Batch => batch::batch(state, ctx, req).await,
+        GetTableAcl { table } => access::get_table_acl(state, ctx, &table),
+        SetTableAcl { table } => access::set_table_acl(state, ctx, req, &table),
+        GetServiceProperties => access::get_service_properties(state, ctx),
+        SetServiceProperties => access::set_service_properties(state, ctx, req),
+        GetServiceStats => access::get_service_stats(state),
+    }
+}
+
+/// The response format the client asked for (`$format` wins over `Accept`).
+fn negotiate(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
+    odata::negotiate(header(&req.headers, "accept"), req.query.format.as_deref(), ctx.atom_allowed())
+}
+
+/// How the request body is read ([`odata::body_format`]).
+fn body_format(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
+    odata::body_format(header(&req.headers, "content-type"), &req.body, ctx.atom_allowed())
+}
+
+/// `DataServiceVersion` of a response: 3.0 for JSON; for Atom what the service's
+/// Atom-era clients understand (1.0, and 2.0 for a `$select` projection).
+fn data_service_version(format: Format, projected: bool) -> super::response::Text {
+    match (format, projected) {
+        (Format::Json(_), _) => "3.0;".into(),
+        (Format::Atom, false) => "1.0;".into(),
+        (Format::Atom, true) => "2.0;".into(),
+    }
+}
+
+/// The entity of an insert: the body's entity, which must carry both keys.
+fn entity_to_insert(format: Format, body: &[u8]) -> Result<NewEntity, ApiError> {
+    let parsed = odata::read_entity(format, body)?;
+    let (Some(pk), Some(rk)) = (parsed.partition_key, parsed.row_key) else {
+        return Err(ApiError::with_message(
+            ErrorCode::PropertiesNeedValue,
+            "The PartitionKey and RowKey properties are required to insert an entity.",
+        ));
+    };
+    Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
+}
+
+/// The entity of an update or merge: the body's properties at the URL's keys (keys in
+/// the body are ignored: the URL's win).
+fn entity_at(format: Format, body: &[u8], pk: String, rk: String) -> Result<NewEntity, ApiError> {
+    let parsed = odata::read_entity(format, body)?;
+    Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
+}

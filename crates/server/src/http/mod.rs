@@ -1,0 +1,78 @@
+//! FRONT END: the only module that uses axum. `server` hands every request from hyper
+//! straight to [`dispatch::dispatch`] ([`router`] wraps it for tests without a
+//! socket), which resolves the account, checks the version,
+//! authenticates, routes to an [`endpoint::Endpoint`] and calls one handler; handlers
+//! only translate between HTTP and `service` calls.
+
+mod body;
+mod catch_panic;
+pub mod ctx;
+mod dispatch;
+mod error_response;
+mod fault;
+mod handlers;
+pub mod healthcheck;
+mod insight;
+pub mod limits;
+mod other_service;
+pub mod query;
+mod redact;
+mod request;
+mod response;
+mod server;
+mod tls;
+
+pub use other_service::serve_other_service;
+pub use server::{serve, ConnLimits, TlsConfig};
+pub use tls::load_config as load_tls_config;
+
+use aztable_engine::service::TableService;
+use aztable_wire::auth::Accounts;
+use std::sync::Arc;
+
+/// Front-end switches from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    pub skip_api_version_check: bool,
+    pub disable_product_style_url: bool,
+    pub loose: bool,
+    /// Served over TLS (`--cert`/`--key`): URLs in responses say `https`, and a SAS with
+    /// `spr=https` is accepted.
+    pub https: bool,
+    /// `--oauth basic`: accept `Authorization: Bearer` tokens (see `auth::oauth`).
+    pub oauth: bool,
+    /// `Keep-Alive: timeout=<--tableKeepAliveTimeout>`, sent on every response that keeps
+    /// its connection (none: not announced).
+    pub keep_alive: Option<http::HeaderValue>,
+    /// `--faultRate` and friends: the fault injector (none: no faults, one check).
+    pub faults: Option<Arc<crate::fault::Faults>>,
+    /// Body read deadlines, the request time cap and the in-flight body budget.
+    pub limits: limits::RequestLimits,
+}
+
+/// Everything a request handler can reach.
+#[derive(Debug)]
+pub struct AppState {
+    pub service: TableService,
+    pub accounts: Accounts,
+    pub options: HttpOptions,
+}
+
+/// The service as an axum application (a single fallback handler; the client address,
+/// when known, from axum's `ConnectInfo`), for serving without [`serve`]'s connection
+/// handling, as the router-level tests do. [`serve`] calls [`dispatch::dispatch`] directly.
+pub fn router(state: Arc<AppState>) -> axum::Router {
+    use axum::extract::{ConnectInfo, State};
+    use std::net::SocketAddr;
+    axum::Router::new()
+        .fallback(|State(state): State<Arc<AppState>>, req: axum::extract::Request| async move {
+            let client = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+            dispatch::dispatch(&state, client, req).await
+        })
+        .with_state(state)
+}
+
+#[cfg(test)]
+mod access_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,162 @@
+//! Response building: the headers every response carries (`x-ms-request-id`,
+//! `x-ms-version`, `Date`, client request id echo, ...) and small constructors.
+
+use super::ctx::RequestCtx;
+use axum::body::Body;
+use axum::response::Response;
+use aztable_wire::odata::Prefer;
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue};
+use http::StatusCode;
+use std::borrow::Cow;
+
+/// Adds the headers common to every response.
+pub(super) fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
+    /// The usual version's value, checked when compiled.
+    const LATEST: HeaderValue = HeaderValue::from_static(super::ctx::LATEST_VERSION);
+    let h = resp.headers_mut();
+    if let Ok(v) = HeaderValue::from_bytes(ctx.request_id.as_bytes()) {
+        h.insert(HeaderName::from_static("x-ms-request-id"), v);
+    }
+    let version = match ctx.version.as_str() {
+        super::ctx::LATEST_VERSION => Ok(LATEST),
+        other => HeaderValue::from_str(other),
+    };
+    if let Ok(v) = version {
+        h.insert(HeaderName::from_static("x-ms-version"), v);
+    }
+    if let Some(v) = ctx.client_request_id.as_deref().and_then(|id| HeaderValue::from_str(id).ok()) {
+        h.insert(HeaderName::from_static("x-ms-client-request-id"), v);
+    }
+    h.insert(http::header::DATE, http_date_now());
+    h.insert(http::header::SERVER, HeaderValue::from_static("aztable/0.1 Windows-Azure-Table/1.0"));
+    h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    resp
+}
+
+/// The `Date` header value for now (IMF-fixdate), formatted once per second per thread.
+fn http_date_now() -> HeaderValue {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    // 9999-12-31T23:59:59Z: `httpdate` panics past year 9999 (and before 1970), so a
+    // clock outside that range is clamped into it.
+    const LAST_SECOND: u64 = 253_402_300_799;
+    thread_local! {
+        static CACHED: std::cell::RefCell<Option<(u64, HeaderValue)>> = const { std::cell::RefCell::new(None) };
+    }
+    let second = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).min(LAST_SECOND);
+    CACHED.with(|c| {
+        let mut c = c.borrow_mut();
+        match &*c {
+            Some((s, v)) if *s == second => v.clone(),
+            _ => {
+                let date = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(second));
+                let v = HeaderValue::from_str(&date)
+                    .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
+                *c = Some((second, v.clone()));
+                v
+            }
+        }
+    })
+}
+
+/// A response with a status, headers and body.
+pub(super) fn build(status: StatusCode, headers: &[(&'static str, String)], body: Vec<u8>) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    for (name, value) in headers {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.append(HeaderName::from_static(name), v);
+        }
+    }
+    resp
+}
+
+/// A header value for [`respond`]: static text is used in place and owned text moved
+/// in, so neither is copied.
+pub(super) type Text = Cow<'static, str>;
+
+/// A response with a status, headers and body, the header values taken over without a
+/// copy (the hot paths' [`build`]); invalid values are skipped.
+pub(super) fn respond<const N: usize>(
+    status: StatusCode,
+    headers: [(&'static str, Text); N],
+    body: Vec<u8>,
+) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.reserve(N + 8);
+    for (name, value) in headers {
+        let bytes = match value {
+            Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
+            Cow::Owned(s) => Bytes::from(s),
+        };
+        if let Ok(v) = HeaderValue::from_maybe_shared(bytes) {
+            h.append(HeaderName::from_static(name), v);
+        }
+    }
+    resp
+}
+
+/// Appends headers whose names may be in any letter case (e.g. the CORS headers of
+/// `settings::cors`); invalid names or values are skipped.
+pub(super) fn append_headers(resp: &mut Response, headers: &[(&str, String)]) {
+    let h = resp.headers_mut();
+    for (name, value) in headers {
+        if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            h.append(n, v);
+        }
+    }
+}
+
+/// `204 No Content` with the given headers.
+pub(super) fn no_content(headers: &[(&'static str, String)]) -> Response {
+    build(StatusCode::NO_CONTENT, headers, Vec::new())
+}
+
+/// The answer to an insert or a table creation: `201` with the body, or `204` when the
+/// client sent `Prefer: return-no-content`; `Preference-Applied` only when it sent
+/// `Prefer` at all.
+pub(super) fn created<const N: usize>(
+    prefer: Option<Prefer>,
+    headers: [(&'static str, Text); N],
+    content_type: &'static str,
+    body: impl FnOnce() -> Vec<u8>,
+) -> Response {
+    let no_content = prefer == Some(Prefer::ReturnNoContent);
+    let (status, body) =
+        if no_content { (StatusCode::NO_CONTENT, Vec::new()) } else { (StatusCode::CREATED, body()) };
+    let mut resp = respond(status, headers, body);
+    let h = resp.headers_mut();
+    if let Some(v) = prefer.and_then(|p| static_value(p.applied())) {
+        h.append(HeaderName::from_static("preference-applied"), v);
+    }
+    if let Some(v) = static_value(content_type).filter(|_| !no_content) {
+        h.append(http::header::CONTENT_TYPE, v);
+    }
+    resp
+}
+
+/// A header value of static text, used in place (`None` if it is not a valid value).
+fn static_value(text: &'static str) -> Option<HeaderValue> {
+    HeaderValue::from_maybe_shared(Bytes::from_static(text.as_bytes())).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_date_now;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn date_header_is_now_as_an_imf_fixdate() {
+        let v = http_date_now();
+        let text = v.to_str().unwrap();
+        assert_eq!(text.len(), "Sun, 06 Nov 1994 08:49:37 GMT".len(), "{text}");
+        assert!(text.ends_with(" GMT"), "{text}");
+        let sent = httpdate::parse_http_date(text).unwrap();
+        let now = SystemTime::now();
+        assert!(sent <= now && now.duration_since(sent).unwrap() < Duration::from_secs(5), "{text}");
+    }
+}

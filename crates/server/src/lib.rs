@@ -1,0 +1,13 @@
+//! The HTTP server: the only place hyper and axum appear.
+//!
+//! - [`http`]: accept loop, TLS, dispatch of a request through its stages, the
+//!   handlers that translate between the wire and the engine, response rendering.
+//! - [`config`]: command line and environment → [`config::Config`].
+//! - [`cli`]: the name the binary was started under (`azurite`, `azurite-table`), the
+//!   `healthcheck` command, Azurite's environment variables.
+//! - [`fault`]: opt-in fault injection for testing retries (deterministic per seed).
+
+pub mod cli;
+pub mod config;
+pub mod fault;
+pub mod http;

@@ -1,0 +1,100 @@
+//! The parts of a `$batch` answer, built from what each operation came to: a written or
+//! deleted entity, a point query's entity, or an error (with the `"<index>:"` prefix of
+//! the failing operation). [`super::write`] then lays the parts out as the 202 body.
+//! Pure: the caller passes the request id and the time the error bodies carry.
+
+use super::{prefixed_message, BatchError, BatchOp, OpResult};
+use crate::odata::{self, Format, Metadata, Prefer, Urls};
+use aztable_model::error::ApiError;
+use aztable_model::{Entity, Ticks};
+
+/// What every error part's body names besides the error: the request id and the time.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorStamp<'a> {
+    pub request_id: &'a str,
+    /// RFC 3339 with seven fractional digits, as the service's error bodies carry it.
+    pub time: &'a str,
+    /// Write the service's XML error (the operation is answered in Atom) rather than
+    /// the OData JSON one.
+    pub xml: bool,
+}
+
+/// Headers every operation part carries (`DataServiceVersion` 1.0 in Atom, as the
+/// service's Atom-era clients expect).
+fn part_headers(atom: bool) -> Vec<(String, String)> {
+    vec![
+        ("X-Content-Type-Options".into(), "nosniff".into()),
+        ("Cache-Control".into(), "no-cache".into()),
+        ("DataServiceVersion".into(), if atom { "1.0;" } else { "3.0;" }.into()),
+    ]
+}
+
+/// A part carrying the error body (OData JSON, or XML under Atom).
+fn error_body_part(stamp: &ErrorStamp<'_>, status: u16, code: &str, message: &str) -> OpResult {
+    let mut headers = part_headers(stamp.xml);
+    let (content_type, body) = match stamp.xml {
+        true => (
+            odata::atom::ERROR_CONTENT_TYPE,
+            odata::atom::error_body(code, message, stamp.request_id, stamp.time),
+        ),
+        false => {
+            (Metadata::Minimal.content_type(), odata::error_body(code, message, stamp.request_id, stamp.time))
+        }
+    };
+    headers.push(("Content-Type".into(), content_type.into()));
+    OpResult { status, headers, body }
+}
+
+/// The part for operation `index` that failed with `err`.
+pub fn op_error_part(stamp: &ErrorStamp<'_>, index: usize, err: &ApiError) -> OpResult {
+    error_body_part(stamp, err.status(), err.code.as_str(), &prefixed_message(index, &err.message))
+}
+
+/// The part for a batch the parser refused inside the 202 (its message is prefixed
+/// already when the error belongs to one operation).
+pub fn parse_error_part(stamp: &ErrorStamp<'_>, e: &BatchError) -> OpResult {
+    error_body_part(stamp, e.status(), e.code().as_str(), &e.message())
+}
+
+/// The 200 part of a query batch's point query (`now` is Atom's `updated`).
+pub fn entity_part(e: &Entity, table: &str, format: Format, urls: &Urls<'_>, now: Ticks) -> OpResult {
+    let mut headers = part_headers(format == Format::Atom);
+    headers.push(("Content-Type".into(), format.entry_content_type().into()));
+    headers.push(("ETag".into(), e.etag()));
+    OpResult { status: 200, headers, body: format.entity(e, table, None, urls, now) }
+}
+
+/// The part for a change-set operation that succeeded: 204 for a delete, 204 with the
+/// ETag for an update or merge, and for an insert 201 with the entity (or 204 with
+/// `Prefer: return-no-content`), with `Location` and `DataServiceId`. `format` is the
+/// operation's own (its `Accept`), `now` Atom's `updated`.
+pub fn written_part(
+    op: &BatchOp,
+    table: &str,
+    written: Option<&Entity>,
+    urls: &Urls<'_>,
+    format: Format,
+    now: Ticks,
+) -> OpResult {
+    let mut headers = part_headers(format == Format::Atom);
+    let Some(e) = written else {
+        return OpResult { status: 204, headers, body: Vec::new() };
+    };
+    if op.method != "POST" {
+        headers.push(("ETag".into(), e.etag()));
+        return OpResult { status: 204, headers, body: Vec::new() };
+    }
+    let location = odata::entity_url(urls.base, table, &e.partition_key, &e.row_key);
+    headers.push(("Location".into(), location.clone()));
+    headers.push(("DataServiceId".into(), location));
+    headers.push(("ETag".into(), e.etag()));
+    let prefer = Prefer::parse(op.header("prefer"));
+    if let Some(p) = prefer {
+        headers.push(("Preference-Applied".into(), p.applied().into()));
+        if p == Prefer::ReturnNoContent {
+            return OpResult { status: 204, headers, body: Vec::new() };
+        }
+    }
+    headers.push(("Content-Type".into(), format.entry_content_type().into()));
+    OpResult { status: 201, headers, body: format.entity(e, table, None, urls, now) }
+}

@@ -1,0 +1,140 @@
+//! Writing `$batch` response bodies (sent with status 202) in the service's layout:
+//!
+//! ```text
+//! --batchresponse_B
+//! Content-Type: multipart/mixed; boundary=changesetresponse_C
+//!
+//! --changesetresponse_C
+//! Content-Type: application/http
+//! Content-Transfer-Encoding: binary
+//!
+//! HTTP/1.1 204 No Content
+//! Content-ID: 1
+//! ...headers...
+//!
+//! <body>
+//! --changesetresponse_C--
+//! --batchresponse_B--
+//! ```
+//!
+//! All line ends are CRLF. The JS SDK splits on `--changesetresponse_` and reads the
+//! status with `HTTP/1.1 (\d+)`; Python parses each part with `http.client`. Each part
+//! is written exactly as given: status line, `Content-ID` (when given), the result's
+//! headers in order, a blank line, the body. No `Content-Length` is added (the service
+//! sends none inside parts). CR and LF inside header names or values become spaces.
+
+/// The outcome of one operation, as it goes into its part.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OpResult {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+const CRLF: &str = "\r\n";
+
+/// Writes the 202 response body for a successful change set (one part per operation,
+/// in order) and returns (content type, body).
+pub fn write_success(results: &[(Option<String>, OpResult)]) -> (String, Vec<u8>) {
+    let parts: Vec<(Option<&str>, &OpResult)> = results.iter().map(|(id, r)| (id.as_deref(), r)).collect();
+    changeset_response(&new_boundary("batchresponse"), &new_boundary("changesetresponse"), &parts)
+}
+
+/// Writes the 202 response body for a failed change set: a single part with the
+/// failing operation's status, `Content-ID` and body.
+pub fn write_failure(failed_content_id: Option<&str>, result: &OpResult) -> (String, Vec<u8>) {
+    changeset_response(
+        &new_boundary("batchresponse"),
+        &new_boundary("changesetresponse"),
+        &[(failed_content_id, result)],
+    )
+}
+
+/// Writes the response for a query batch: a single `application/http` part, no change
+/// set. Put a `Content-ID` into `result.headers` to echo one (the service does).
+pub fn write_query(result: &OpResult) -> (String, Vec<u8>) {
+    query_response(&new_boundary("batchresponse"), result)
+}
+
+/// A fresh boundary `<prefix>_<uuid v4>`.
+fn new_boundary(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4())
+}
+
+/// The content type announcing `boundary`.
+fn mixed(boundary: &str) -> String {
+    format!("multipart/mixed; boundary={boundary}")
+}
+
+/// A change set response with the given parts, under fixed boundaries.
+pub(super) fn changeset_response(
+    batch: &str,
+    changeset: &str,
+    parts: &[(Option<&str>, &OpResult)],
+) -> (String, Vec<u8>) {
+    let size: usize = parts.iter().map(|(_, r)| r.body.len() + 256).sum();
+    let mut out = Vec::with_capacity(size + 256);
+    push_line(&mut out, &format!("--{batch}"));
+    push_header(&mut out, "Content-Type", &mixed(changeset));
+    out.extend_from_slice(CRLF.as_bytes());
+    for (content_id, result) in parts {
+        push_line(&mut out, &format!("--{changeset}"));
+        push_part(&mut out, *content_id, result);
+    }
+    push_line(&mut out, &format!("--{changeset}--"));
+    push_line(&mut out, &format!("--{batch}--"));
+    (mixed(batch), out)
+}
+
+/// A query response (one top-level part) under a fixed boundary.
+pub(super) fn query_response(batch: &str, result: &OpResult) -> (String, Vec<u8>) {
+    let mut out = Vec::with_capacity(result.body.len() + 512);
+    push_line(&mut out, &format!("--{batch}"));
+    push_part(&mut out, None, result);
+    push_line(&mut out, &format!("--{batch}--"));
+    (mixed(batch), out)
+}
+
+/// One `application/http` part, ending with the CRLF that precedes the next delimiter.
+fn push_part(out: &mut Vec<u8>, content_id: Option<&str>, result: &OpResult) {
+    push_header(out, "Content-Type", "application/http");
+    push_header(out, "Content-Transfer-Encoding", "binary");
+    out.extend_from_slice(CRLF.as_bytes());
+    push_line(out, &format!("HTTP/1.1 {} {}", result.status, reason_phrase(result.status)));
+    if let Some(id) = content_id {
+        push_header(out, "Content-ID", id);
+    }
+    for (name, value) in &result.headers {
+        push_header(out, name, value);
+    }
+    out.extend_from_slice(CRLF.as_bytes());
+    out.extend_from_slice(&result.body);
+    out.extend_from_slice(CRLF.as_bytes());
+}
+
+fn push_line(out: &mut Vec<u8>, line: &str) {
+    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(CRLF.as_bytes());
+}
+
+/// Writes `Name: value`, with CR and LF replaced so a value cannot end the header block.
+fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
+    let mut push_clean = |s: &str| match memchr::memchr2(b'\r', b'\n', s.as_bytes()) {
+        Some(_) => out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes()),
+        None => out.extend_from_slice(s.as_bytes()),
+    };
+    push_clean(name);
+    push_clean(": ");
+    push_clean(value);
+    out.extend_from_slice(CRLF.as_bytes());
+}
+
+/// The reason phrase the service writes after a status code: http's canonical
+/// phrases, except the two where the service keeps the older RFC 2616 wording.
+pub fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        413 => "Request Entity Too Large",
+        416 => "Requested Range Not Satisfiable",
+        _ => http::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("Unknown"),
+    }
+}

@@ -1,0 +1,361 @@
+//! Routing as a pure function: (effective method, path after the account, query) →
+//! [`Endpoint`], one variant per Azure Table REST operation. OData keys inside the path
+//! (`t(PartitionKey='a',RowKey='b')`, `Tables('t')`) are decoded here.
+
+use aztable_model::error::{ApiError, ErrorCode};
+
+/// Applies `X-HTTP-Method` tunnelling to a request's verb (top-level and inside a
+/// batch alike): only on POST, once, with MERGE, PUT, DELETE or PATCH. `values` are the
+/// header's values in order (`None` for one that is not text).
+pub fn tunnelled_method<'a>(
+    verb: &'a str,
+    mut values: impl Iterator<Item = Option<&'a str>>,
+) -> Result<&'a str, ApiError> {
+    let Some(first) = values.next() else {
+        return Ok(verb);
+    };
+    if values.next().is_some() || first.is_some_and(|v| v.contains(',')) {
+        return Err(ApiError::new(ErrorCode::XMethodIncorrectCount));
+    }
+    if verb != "POST" {
+        return Err(ApiError::new(ErrorCode::XMethodNotUsingPost));
+    }
+    match first.map(str::trim) {
+        Some(m @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => Ok(m),
+        _ => Err(ApiError::new(ErrorCode::XMethodIncorrectValue)),
+    }
+}
+
+/// The account an account name in a URL addresses, and whether it names the read-only
+/// secondary endpoint (`<account>-secondary`).
+pub fn primary_account(url_name: &str) -> (&str, bool) {
+    match url_name.strip_suffix("-secondary") {
+        Some(primary) => (primary, true),
+        None => (url_name, false),
+    }
+}
+
+/// The operation a request asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    QueryTables,
+    CreateTable,
+    GetTable {
+        table: String,
+    },
+    DeleteTable {
+        table: String,
+    },
+    QueryEntities {
+        table: String,
+    },
+    InsertEntity {
+        table: String,
+    },
+    /// Point query `GET /t(PartitionKey='..',RowKey='..')`.
+    GetEntity {
+        table: String,
+        pk: String,
+        rk: String,
+    },
+    /// `PUT`: Update Entity with If-Match, Insert Or Replace without.
+    UpdateEntity {
+        table: String,
+        pk: String,
+        rk: String,
+    },
+    /// `MERGE`/`PATCH`: Merge Entity with If-Match, Insert Or Merge without.
+    MergeEntity {
+        table: String,
+        pk: String,
+        rk: String,
+    },
+    DeleteEntity {
+        table: String,
+        pk: String,
+        rk: String,
+    },
+    Batch,
+    GetTableAcl {
+        table: String,
+    },
+    SetTableAcl {
+        table: String,
+    },
+    GetServiceProperties,
+    SetServiceProperties,
+    GetServiceStats,
+    Preflight,
+}
+
+impl Endpoint {
+    /// Whether the operation speaks OData (JSON or Atom payloads, errors in the
+    /// negotiated format); the ACL, service-properties, stats and preflight operations
+    /// are plain XML or bodiless APIs.
+    pub fn is_odata(&self) -> bool {
+        !matches!(
+            self,
+            Endpoint::GetTableAcl { .. }
+                | Endpoint::SetTableAcl { .. }
+                | Endpoint::GetServiceProperties
+                | Endpoint::SetServiceProperties
+                | Endpoint::GetServiceStats
+                | Endpoint::Preflight
+        )
+    }
+
+    /// Returns the operation's REST name, for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Endpoint::QueryTables => "QueryTables",
+            Endpoint::CreateTable => "CreateTable",
+            Endpoint::GetTable { .. } => "GetTable",
+            Endpoint::DeleteTable { .. } => "DeleteTable",
+            Endpoint::QueryEntities { .. } => "QueryEntities",
+            Endpoint::InsertEntity { .. } => "InsertEntity",
+            Endpoint::GetEntity { .. } => "GetEntity",
+            Endpoint::UpdateEntity { .. } => "UpdateEntity",
+            Endpoint::MergeEntity { .. } => "MergeEntity",
+            Endpoint::DeleteEntity { .. } => "DeleteEntity",
+            Endpoint::Batch => "Batch",
+            Endpoint::GetTableAcl { .. } => "GetTableAcl",
+            Endpoint::SetTableAcl { .. } => "SetTableAcl",
+            Endpoint::GetServiceProperties => "GetTableServiceProperties",
+            Endpoint::SetServiceProperties => "SetTableServiceProperties",
+            Endpoint::GetServiceStats => "GetTableServiceStats",
+            Endpoint::Preflight => "PreflightTableRequest",
+        }
+    }
+
+    /// Routes a request. `method` is the effective verb (after `X-HTTP-Method`),
+    /// `raw_path` the percent-encoded path after the account prefix, `comp`/`restype`
+    /// the query parameters of those names.
+    pub fn route(
+        method: &str,
+        raw_path: &str,
+        comp: Option<&str>,
+        restype: Option<&str>,
+    ) -> Result<Endpoint, ApiError> {
+        if method == "OPTIONS" {
+            return Ok(Endpoint::Preflight);
+        }
+        let path = percent_encoding::percent_decode_str(raw_path)
+            .decode_utf8()
+            .map_err(|_| ApiError::new(ErrorCode::InvalidUri))?;
+        let path = path.trim_start_matches('/');
+        // one slash after the resource (`/Tables/`, `/mytable/`, `/$batch/`) names it too
+        let path = path.strip_suffix('/').unwrap_or(path);
+        let not_allowed = || Err(ApiError::new(ErrorCode::MethodNotAllowed));
+        if path.is_empty() {
+            return match (restype, comp, method) {
+                (Some("service"), Some("properties"), "GET") => Ok(Endpoint::GetServiceProperties),
+                (Some("service"), Some("properties"), "PUT") => Ok(Endpoint::SetServiceProperties),
+                (Some("service"), Some("stats"), "GET") => Ok(Endpoint::GetServiceStats),
+                (Some("service"), Some("properties" | "stats"), _) => not_allowed(),
+                _ => Err(ApiError::new(ErrorCode::InvalidUri)),
+            };
+        }
+        if path == "$batch" {
+            return if method == "POST" { Ok(Endpoint::Batch) } else { not_allowed() };
+        }
+        if path.contains('/') {
+            return Err(ApiError::new(ErrorCode::InvalidUri));
+        }
+        let (name, args) = match path.find('(') {
+            Some(i) if path.ends_with(')') => (&path[..i], Some(&path[i + 1..path.len() - 1])),
+            Some(_) => return Err(ApiError::new(ErrorCode::InvalidUri)),
+            None => (path, None),
+        };
+        if name.is_empty() {
+            return Err(ApiError::new(ErrorCode::InvalidUri));
+        }
+        if name.eq_ignore_ascii_case("Tables") {
+            return match (args.filter(|a| !a.is_empty()), method) {
+                (None, "GET") => Ok(Endpoint::QueryTables),
+                (None, "POST") => Ok(Endpoint::CreateTable),
+                (None, _) => not_allowed(),
+                (Some(a), m) => {
+                    let table =
+                        parse_string_literal(a).ok_or_else(|| ApiError::new(ErrorCode::InvalidUri))?;
+                    match m {
+                        "GET" => Ok(Endpoint::GetTable { table }),
+                        "DELETE" => Ok(Endpoint::DeleteTable { table }),
+                        _ => not_allowed(),
+                    }
+                }
+            };
+        }
+        let table = name.to_owned();
+        if comp == Some("acl") && args.is_none() {
+            return match method {
+                "GET" | "HEAD" => Ok(Endpoint::GetTableAcl { table }),
+                "PUT" => Ok(Endpoint::SetTableAcl { table }),
+                _ => not_allowed(),
+            };
+        }
+        match args.filter(|a| !a.is_empty()) {
+            None => match method {
+                "GET" => Ok(Endpoint::QueryEntities { table }),
+                "POST" => Ok(Endpoint::InsertEntity { table }),
+                _ => not_allowed(),
+            },
+            Some(a) => {
+                let (pk, rk) = parse_entity_keys(a).ok_or_else(|| {
+                    ApiError::with_message(
+                        ErrorCode::InvalidInput,
+                        "The entity keys in the URI are not of the form (PartitionKey='...',RowKey='...').",
+                    )
+                })?;
+                match method {
+                    "GET" => Ok(Endpoint::GetEntity { table, pk, rk }),
+                    "PUT" => Ok(Endpoint::UpdateEntity { table, pk, rk }),
+                    "MERGE" | "PATCH" => Ok(Endpoint::MergeEntity { table, pk, rk }),
+                    "DELETE" => Ok(Endpoint::DeleteEntity { table, pk, rk }),
+                    _ => not_allowed(),
+                }
+            }
+        }
+    }
+}
+
+/// Parses an OData string literal `'...'` with `''` standing for one quote; the whole
+/// input must be the literal.
+pub fn parse_string_literal(s: &str) -> Option<String> {
+    let (value, rest) = take_string_literal(s)?;
+    rest.is_empty().then_some(value)
+}
+
+/// Reads an OData string literal at the start of `s`; returns it and what follows.
+fn take_string_literal(s: &str) -> Option<(String, &str)> {
+    let body = s.strip_prefix('\'')?;
+    let mut out = String::new();
+    let mut chars = body.char_indices();
+    while let Some((i, c)) = chars.next() {
+        if c == '\'' {
+            if body[i + 1..].starts_with('\'') {
+                out.push('\'');
+                chars.next();
+            } else {
+                return Some((out, &body[i + 1..]));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    None
+}
+
+/// Parses `PartitionKey='..',RowKey='..'` (either order, optional spaces).
+fn parse_entity_keys(s: &str) -> Option<(String, String)> {
+    let mut pk = None;
+    let mut rk = None;
+    let mut rest = s.trim_start();
+    loop {
+        let (name, after) = rest.split_once('=')?;
+        let (value, after) = take_string_literal(after.trim_start())?;
+        let slot = match name.trim() {
+            "PartitionKey" => &mut pk,
+            "RowKey" => &mut rk,
+            _ => return None,
+        };
+        if slot.replace(value).is_some() {
+            return None;
+        }
+        let after = after.trim_start();
+        if after.is_empty() {
+            break;
+        }
+        rest = after.strip_prefix(',')?.trim_start();
+    }
+    Some((pk?, rk?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Endpoint::{self, *};
+    use super::{primary_account, tunnelled_method};
+    use aztable_model::error::ErrorCode;
+
+    #[test]
+    fn x_http_method() {
+        let tunnel = |verb: &'static str, v: &[&'static str]| {
+            tunnelled_method(verb, v.iter().map(|v| Some(*v))).map_err(|e| e.code)
+        };
+        assert_eq!(tunnel("POST", &["MERGE"]), Ok("MERGE"));
+        assert_eq!(tunnel("POST", &[" PATCH "]), Ok("PATCH"));
+        assert_eq!(tunnel("POST", &[]), Ok("POST"));
+        assert_eq!(tunnel("PUT", &["MERGE"]), Err(ErrorCode::XMethodNotUsingPost));
+        assert_eq!(tunnel("POST", &["GET"]), Err(ErrorCode::XMethodIncorrectValue));
+        assert_eq!(tunnel("POST", &["PUT", "PUT"]), Err(ErrorCode::XMethodIncorrectCount));
+        assert_eq!(tunnel("POST", &["PUT, MERGE"]), Err(ErrorCode::XMethodIncorrectCount));
+        // a value that is not text is no method
+        let binary = tunnelled_method("POST", [None].into_iter()).map_err(|e| e.code);
+        assert_eq!(binary, Err(ErrorCode::XMethodIncorrectValue));
+    }
+
+    #[test]
+    fn secondary_account_names() {
+        assert_eq!(primary_account("devstoreaccount1-secondary"), ("devstoreaccount1", true));
+        assert_eq!(primary_account("devstoreaccount1"), ("devstoreaccount1", false));
+    }
+
+    fn route(m: &str, p: &str) -> Result<Endpoint, String> {
+        Endpoint::route(m, p, None, None).map_err(|e| e.code.as_str().to_owned())
+    }
+    fn s(x: &str) -> String {
+        x.to_owned()
+    }
+
+    #[test]
+    fn table_routes() {
+        assert_eq!(route("GET", "/Tables"), Ok(QueryTables));
+        assert_eq!(route("GET", "/Tables()"), Ok(QueryTables));
+        assert_eq!(route("POST", "/Tables"), Ok(CreateTable));
+        assert_eq!(route("DELETE", "/Tables('mytable')"), Ok(DeleteTable { table: s("mytable") }));
+        assert_eq!(route("DELETE", "/Tables(%27mytable%27)"), Ok(DeleteTable { table: s("mytable") }));
+        assert_eq!(route("GET", "/Tables('t1')"), Ok(GetTable { table: s("t1") }));
+        assert_eq!(route("PUT", "/Tables"), Err(s("MethodNotAllowed")));
+    }
+
+    #[test]
+    fn entity_routes() {
+        assert_eq!(route("GET", "/mytable"), Ok(QueryEntities { table: s("mytable") }));
+        assert_eq!(route("GET", "/mytable()"), Ok(QueryEntities { table: s("mytable") }));
+        assert_eq!(route("POST", "/mytable"), Ok(InsertEntity { table: s("mytable") }));
+        let k = |t: &str, p: &str, r: &str| (s(t), s(p), s(r));
+        let (table, pk, rk) = k("t", "a", "b");
+        assert_eq!(route("GET", "/t(PartitionKey='a',RowKey='b')"), Ok(GetEntity { table, pk, rk }));
+        let (table, pk, rk) = k("t", "it's", "");
+        assert_eq!(
+            route("PUT", "/t(PartitionKey=%27it%27%27s%27,RowKey=%27%27)"),
+            Ok(UpdateEntity { table, pk, rk })
+        );
+        let (table, pk, rk) = k("t", "a,RowKey='x'", "b c");
+        assert_eq!(
+            route("MERGE", "/t(PartitionKey='a,RowKey=''x''',RowKey='b%20c')"),
+            Ok(MergeEntity { table, pk, rk })
+        );
+        let (table, pk, rk) = k("t", "p", "r");
+        assert_eq!(route("PATCH", "/t(RowKey='r',PartitionKey='p')"), Ok(MergeEntity { table, pk, rk }));
+        let (table, pk, rk) = k("t", "p", "r");
+        assert_eq!(route("DELETE", "/t(PartitionKey='p',RowKey='r')"), Ok(DeleteEntity { table, pk, rk }));
+        assert_eq!(route("GET", "/t(PartitionKey='p')"), Err(s("InvalidInput")));
+        assert_eq!(route("GET", "/t(PartitionKey='p',RowKey='r'"), Err(s("InvalidUri")));
+        assert_eq!(route("GET", "/t(PartitionKey='p,RowKey='r')"), Err(s("InvalidInput")));
+        assert_eq!(route("PUT", "/t"), Err(s("MethodNotAllowed")));
+    }
+
+    #[test]
+    fn other_routes() {
+        assert_eq!(route("POST", "/$batch"), Ok(Batch));
+        assert_eq!(route("POST", "/%24batch"), Ok(Batch));
+        assert_eq!(route("GET", "/$batch"), Err(s("MethodNotAllowed")));
+        assert_eq!(route("OPTIONS", "/anything"), Ok(Preflight));
+        assert_eq!(route("GET", "/a/b"), Err(s("InvalidUri")));
+        assert_eq!(route("GET", "/"), Err(s("InvalidUri")));
+        let r = Endpoint::route("GET", "/", Some("properties"), Some("service"));
+        assert_eq!(r, Ok(GetServiceProperties));
+        let r = Endpoint::route("GET", "/t", Some("acl"), None);
+        assert_eq!(r, Ok(GetTableAcl { table: s("t") }));
+    }
+}

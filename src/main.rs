@@ -3,6 +3,7 @@
 
 use aztable_engine::service::TableService;
 use aztable_insight::{Advisor, InsightOptions};
+use aztable_server::cli::{HealthcheckArgs, Invocation, Personality, ServeCommand};
 use aztable_server::config::{Args, Config};
 use aztable_server::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions};
 use aztable_store::Store;
@@ -22,18 +23,42 @@ use tracing_subscriber::{EnvFilter, Layer};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// The command line: the server's flags (Azurite's, flat) or one subcommand.
+/// aztable: an Azure Table Storage compatible server (an Azurite-compatible emulator
+/// backed by RocksDB).
+#[derive(Debug, Parser)]
+#[command(name = "aztable", long_about = None, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: Args,
+}
+
+// parsed once at start: the size of the serving variant does not matter
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    #[command(flatten)]
+    Serve(ServeCommand),
+    Export(aztable_transfer::ExportArgs),
+    Import(aztable_transfer::ImportArgs),
+}
+
 fn main() -> std::process::ExitCode {
-    // `aztable export ...` / `aztable import ...` (the aztable-transfer crate)
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) = aztable_transfer::run_subcommand(&argv) {
-        return code;
-    }
-    // `azurite ...`, `aztable azurite ...`, `aztable healthcheck ...` (see `cli`)
-    let (personality, argv) = match aztable_server::cli::invocation(argv) {
-        aztable_server::cli::Invocation::Serve(personality, argv) => (personality, argv),
-        aztable_server::cli::Invocation::Healthcheck(argv) => return healthcheck(argv),
+    let cli = Cli::parse_from(&argv);
+    let program = Personality::of_program(argv.first().map(|a| a.as_os_str()));
+    let serve = match cli.command {
+        Some(Command::Export(args)) => return aztable_transfer::run_export(args),
+        Some(Command::Import(args)) => return aztable_transfer::run_import(args),
+        Some(Command::Serve(command)) => Some(command),
+        None => None,
     };
-    let args = Args::parse_from(argv);
+    let (personality, args) = match ServeCommand::invocation(serve, program, cli.serve) {
+        Invocation::Serve(personality, args) => (personality, *args),
+        Invocation::Healthcheck(args) => return healthcheck(&args),
+    };
     let mut config = match Config::from_args(args, std::env::var("AZURITE_ACCOUNTS").ok()) {
         Ok(c) => c,
         Err(e) => {
@@ -71,8 +96,7 @@ fn main() -> std::process::ExitCode {
 
 /// `aztable healthcheck [--host IP] [--port N]`: exit 0 when a server answers there, 1
 /// when not (for a container's HEALTHCHECK).
-fn healthcheck(argv: Vec<std::ffi::OsString>) -> std::process::ExitCode {
-    let args = aztable_server::cli::HealthcheckArgs::parse_from(argv);
+fn healthcheck(args: &HealthcheckArgs) -> std::process::ExitCode {
     let addr = std::net::SocketAddr::new(args.host, args.port);
     match aztable_server::http::healthcheck::probe(addr, std::time::Duration::from_secs(args.timeout)) {
         Ok(answer) => {

@@ -7,8 +7,8 @@
 //! runs when its command is Azurite's and its entrypoint is `aztable`). Pure: the
 //! environment is passed in.
 
-use crate::config::{Config, BLOB_PORT, QUEUE_PORT};
-use std::ffi::OsString;
+use crate::config::{Args, Config, BLOB_PORT, QUEUE_PORT};
+use std::ffi::OsStr;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// Under which name the server was started.
@@ -23,49 +23,70 @@ pub enum Personality {
     AzuriteTable,
 }
 
-/// What the command line asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Invocation {
-    /// Serve; the arguments for [`crate::config::Args`] (program name first).
-    Serve(Personality, Vec<OsString>),
-    /// `aztable healthcheck [--host IP] [--port N]`; the arguments for [`HealthcheckArgs`].
-    Healthcheck(Vec<OsString>),
+impl Personality {
+    /// The name the program was started under (a link named `azurite` or
+    /// `azurite-table` to the binary), from the first element of its arguments.
+    pub fn of_program(argv0: Option<&OsStr>) -> Personality {
+        let name = argv0.map(|p| {
+            let name = std::path::Path::new(p).file_name().unwrap_or(p);
+            name.to_string_lossy().trim_end_matches(".exe").to_owned()
+        });
+        match name.as_deref() {
+            Some("azurite") => Personality::Azurite,
+            Some("azurite-table") => Personality::AzuriteTable,
+            _ => Personality::Aztable,
+        }
+    }
 }
 
-/// Reads the program name and the first argument.
-pub fn invocation(argv: Vec<OsString>) -> Invocation {
-    let mut argv = argv;
-    let program = argv.first().map(|p| {
-        let name = std::path::Path::new(p).file_name().unwrap_or(p.as_os_str());
-        name.to_string_lossy().trim_end_matches(".exe").to_owned()
-    });
-    let mut personality = match program.as_deref() {
-        Some("azurite") => Personality::Azurite,
-        Some("azurite-table") => Personality::AzuriteTable,
-        _ => Personality::Aztable,
-    };
-    let first = argv.get(1).and_then(|a| a.to_str()).map(str::to_owned);
-    let named = match first.as_deref() {
-        Some("healthcheck") => {
-            argv.remove(1);
-            return Invocation::Healthcheck(argv);
+/// The server's subcommands: Azurite's command names (`aztable azurite ...`: what a
+/// container runs when its command is Azurite's and its entrypoint is `aztable`), and
+/// `healthcheck`. The binary adds `export` and `import` beside them.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ServeCommand {
+    /// Serve as Azurite's `azurite`: the Table service, and the Blob and Queue ports,
+    /// which answer that only the Table service is served. Every flag of Azurite's.
+    #[command(display_name = "aztable", version, disable_version_flag = true)]
+    Azurite(Args),
+    /// Serve as Azurite's `azurite-table` (the same as `aztable` without a subcommand).
+    #[command(name = "azurite-table", display_name = "aztable", version, disable_version_flag = true)]
+    AzuriteTable(Args),
+    /// Serve (the same as no subcommand).
+    #[command(hide = true, display_name = "aztable", version, disable_version_flag = true)]
+    Aztable(Args),
+    /// Exit 0 if a server answers on the port, 1 if not (a container's HEALTHCHECK).
+    Healthcheck(HealthcheckArgs),
+}
+
+/// What the command line asks for, once parsed.
+#[derive(Debug, Clone)]
+pub enum Invocation {
+    /// Serve under this name with these flags.
+    Serve(Personality, Box<Args>),
+    /// `aztable healthcheck [--host IP] [--port N]`.
+    Healthcheck(HealthcheckArgs),
+}
+
+impl ServeCommand {
+    /// What to do: `program` is the name the binary was started under, `flat` the flags
+    /// given without a subcommand. A subcommand's name wins over the program's.
+    pub fn invocation(command: Option<ServeCommand>, program: Personality, flat: Args) -> Invocation {
+        match command {
+            None => Invocation::Serve(program, Box::new(flat)),
+            Some(ServeCommand::Azurite(args)) => Invocation::Serve(Personality::Azurite, Box::new(args)),
+            Some(ServeCommand::AzuriteTable(args)) => {
+                Invocation::Serve(Personality::AzuriteTable, Box::new(args))
+            }
+            Some(ServeCommand::Aztable(args)) => Invocation::Serve(Personality::Aztable, Box::new(args)),
+            Some(ServeCommand::Healthcheck(args)) => Invocation::Healthcheck(args),
         }
-        Some("azurite") => Some(Personality::Azurite),
-        Some("azurite-table") => Some(Personality::AzuriteTable),
-        Some("aztable") => Some(Personality::Aztable),
-        _ => None,
-    };
-    if let Some(p) = named {
-        personality = p;
-        argv.remove(1);
     }
-    Invocation::Serve(personality, argv)
 }
 
 /// `aztable healthcheck`: whether a server answers HTTP on the port (exit 0) or not
 /// (exit 1). For a container's HEALTHCHECK, without curl in the image.
 #[derive(Debug, Clone, clap::Parser)]
-#[command(name = "aztable healthcheck", about = "Exit 0 if a server answers on the port, 1 if not")]
+#[command(about = "Exit 0 if a server answers on the port, 1 if not")]
 pub struct HealthcheckArgs {
     /// Address to connect to.
     #[arg(long = "host", default_value = "127.0.0.1")]
@@ -119,54 +140,56 @@ pub fn connection_string(listen: SocketAddr, https: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Args;
     use clap::Parser;
 
-    fn os(args: &[&str]) -> Vec<OsString> {
-        args.iter().map(OsString::from).collect()
+    /// The binary's command line without its `export` and `import`.
+    #[derive(Debug, Parser)]
+    #[command(name = "aztable", args_conflicts_with_subcommands = true)]
+    struct Cli {
+        #[command(subcommand)]
+        command: Option<ServeCommand>,
+        #[command(flatten)]
+        serve: Args,
+    }
+
+    fn invocation(argv: &[&str]) -> Result<Invocation, String> {
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let program = Personality::of_program(argv.first().map(OsStr::new));
+        Ok(ServeCommand::invocation(cli.command, program, cli.serve))
     }
 
     /// Parses a command line the way `main` does, with no environment.
     fn config(argv: &[&str]) -> Result<Config, String> {
-        let Invocation::Serve(personality, args) = invocation(os(argv)) else {
+        let Invocation::Serve(personality, args) = invocation(argv)? else {
             return Err("not a serve command line".into());
         };
-        let args = Args::try_parse_from(args).map_err(|e| e.to_string())?;
-        let mut c = Config::from_args(args, None)?;
+        let mut c = Config::from_args(*args, None)?;
         apply_azurite(&mut c, personality, |_| None);
         Ok(c)
     }
 
+    fn personality(argv: &[&str]) -> Personality {
+        match invocation(argv) {
+            Ok(Invocation::Serve(p, _)) => p,
+            other => panic!("{argv:?}: {other:?}"),
+        }
+    }
+
     #[test]
-    fn the_name_comes_from_the_program_or_the_first_argument() {
-        let serve = |p, args: &[&str]| Invocation::Serve(p, os(args));
-        assert_eq!(invocation(os(&["aztable", "-s"])), serve(Personality::Aztable, &["aztable", "-s"]));
-        assert_eq!(
-            invocation(os(&["/usr/local/bin/azurite"])),
-            serve(Personality::Azurite, &["/usr/local/bin/azurite"])
-        );
-        assert_eq!(
-            invocation(os(&["azurite-table", "-s"])),
-            serve(Personality::AzuriteTable, &["azurite-table", "-s"])
-        );
-        assert_eq!(
-            invocation(os(&["aztable", "azurite", "--blobHost", "0.0.0.0"])),
-            serve(Personality::Azurite, &["aztable", "--blobHost", "0.0.0.0"])
-        );
-        assert_eq!(
-            invocation(os(&["aztable", "azurite-table"])),
-            serve(Personality::AzuriteTable, &["aztable"])
-        );
-        assert_eq!(invocation(os(&["azurite", "aztable"])), serve(Personality::Aztable, &["azurite"]));
-        assert_eq!(
-            invocation(os(&["aztable", "healthcheck", "--port", "1"])),
-            Invocation::Healthcheck(os(&["aztable", "--port", "1"]))
-        );
-        // only the first argument names a command
-        assert_eq!(
-            invocation(os(&["aztable", "-s", "azurite"])),
-            serve(Personality::Aztable, &["aztable", "-s", "azurite"])
-        );
+    fn the_name_comes_from_the_program_or_the_subcommand() {
+        assert_eq!(personality(&["aztable", "-s"]), Personality::Aztable);
+        assert_eq!(personality(&["/usr/local/bin/azurite"]), Personality::Azurite);
+        assert_eq!(personality(&["azurite-table", "-s"]), Personality::AzuriteTable);
+        assert_eq!(personality(&["aztable", "azurite", "--blobHost", "0.0.0.0"]), Personality::Azurite);
+        assert_eq!(personality(&["aztable", "azurite-table"]), Personality::AzuriteTable);
+        assert_eq!(personality(&["azurite", "aztable"]), Personality::Aztable);
+        let Ok(Invocation::Healthcheck(h)) = invocation(&["aztable", "healthcheck", "--port", "1"]) else {
+            panic!("healthcheck");
+        };
+        assert_eq!(h.port, 1);
+        // a subcommand comes first: flags before it are refused, not mixed in
+        assert!(invocation(&["aztable", "-s", "azurite"]).is_err());
+        assert!(invocation(&["aztable", "-s", "healthcheck"]).is_err());
     }
 
     #[test]
@@ -297,8 +320,11 @@ mod tests {
     #[test]
     fn version_flags_exit_with_the_version() {
         for flag in ["-v", "--version"] {
-            let e = Args::try_parse_from(["azurite", flag]).unwrap_err();
-            assert_eq!(e.kind(), clap::error::ErrorKind::DisplayVersion, "{flag}");
+            for argv in [&["aztable", flag][..], &["aztable", "azurite", flag], &["azurite", flag]] {
+                let e = Cli::try_parse_from(argv).unwrap_err();
+                assert_eq!(e.kind(), clap::error::ErrorKind::DisplayVersion, "{argv:?}");
+                assert_eq!(e.to_string(), format!("aztable {}\n", env!("CARGO_PKG_VERSION")), "{argv:?}");
+            }
         }
     }
 

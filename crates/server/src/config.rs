@@ -11,12 +11,10 @@ use std::path::PathBuf;
 #[command(
     name = "aztable",
     version,
-    about,
     long_about = None,
     disable_version_flag = true,
-    after_help = "Also answers to Azurite's command names: `azurite ...` and `azurite-table ...` (a link of that \
-                  name, or `aztable azurite ...`), with every flag of theirs.\n\
-                  `aztable healthcheck [--host IP] [--port N]`: exit 0 if a server answers there, 1 if not."
+    after_help = "Also answers to Azurite's command names as the program's name (a link named `azurite` or \
+                  `azurite-table` to the binary), with every flag of theirs."
 )]
 pub struct Args {
     /// Address to listen on. Use 0.0.0.0 to accept connections from other hosts.

@@ -19,7 +19,6 @@ use format::Line;
 use local::Local;
 use progress::Progress;
 use remote::Remote;
-use std::ffi::OsString;
 use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -53,9 +52,9 @@ pub struct Target {
     pub key: Option<String>,
 }
 
-/// aztable export: write a table, or every table of an account, as JSON lines.
+/// Write a table, or every table of an account, as JSON lines (or as Azurite's database).
 #[derive(Debug, Parser)]
-#[command(name = "aztable export", about, long_about = None)]
+#[command(long_about = None)]
 pub struct ExportArgs {
     #[command(flatten)]
     pub target: Target,
@@ -75,10 +74,9 @@ pub struct ExportArgs {
     pub azurite: Option<PathBuf>,
 }
 
-/// aztable import: read JSON lines written by `aztable export` (or Azurite's table
-/// database) into a server or a data directory. Entities replace any of the same keys.
+/// Read JSON lines written by `aztable export` (or Azurite's table database) into a server or a data directory. Entities replace any of the same keys.
 #[derive(Debug, Parser)]
-#[command(name = "aztable import", about, long_about = None)]
+#[command(long_about = None)]
 pub struct ImportArgs {
     #[command(flatten)]
     pub target: Target,
@@ -99,32 +97,24 @@ pub struct ImportArgs {
     pub azurite: Option<PathBuf>,
 }
 
-/// Runs `aztable export ...` or `aztable import ...` when the command line names one,
-/// and gives its exit code; `None` for any other command line (the server's).
-pub fn run_subcommand(args: &[OsString]) -> Option<std::process::ExitCode> {
-    let rest = || args.iter().skip(1).cloned();
-    let result = match args.get(1).and_then(|a| a.to_str()) {
-        Some("export") => {
-            let parsed = ExportArgs::try_parse_from(rest());
-            parsed.map(|a| runtime().and_then(|rt| rt.block_on(export(a))))
-        }
-        Some("import") => {
-            let parsed = ImportArgs::try_parse_from(rest());
-            parsed.map(|a| runtime().and_then(|rt| rt.block_on(import(a))))
-        }
-        _ => return None,
-    };
-    Some(match result {
-        Err(clap) => {
-            let _ = clap.print();
-            std::process::ExitCode::from(if clap.use_stderr() { 2 } else { 0 })
-        }
-        Ok(Ok(())) => std::process::ExitCode::SUCCESS,
-        Ok(Err(e)) => {
+/// Runs `aztable export ...`; the process's exit code.
+pub fn run_export(args: ExportArgs) -> std::process::ExitCode {
+    exit_code(runtime().and_then(|rt| rt.block_on(export(args))))
+}
+
+/// Runs `aztable import ...`; the process's exit code.
+pub fn run_import(args: ImportArgs) -> std::process::ExitCode {
+    exit_code(runtime().and_then(|rt| rt.block_on(import(args))))
+}
+
+fn exit_code(result: Result<(), String>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
             eprintln!("aztable: {e}");
             std::process::ExitCode::FAILURE
         }
-    })
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {

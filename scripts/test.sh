@@ -60,4 +60,6 @@ phase "browser" python3 tests/browser/insight_page.py "$CARGO_TARGET_DIR/debug/a
 
 # Every fuzz target for 10 seconds, instrumented for coverage (scripts/fuzz.sh; the
 # build goes to "$CARGO_TARGET_DIR-fuzz" and the corpus grows in ~/.cache/aztable).
+# First the gate itself: a planted crashing input must fail a fuzz run.
+phase "fuzz gate self-test" scripts/fuzz.sh --self-test
 phase "fuzz smoke" scripts/fuzz.sh 10

@@ -42,10 +42,15 @@ fn pool() -> Option<&'static tokio::runtime::Runtime> {
 /// onto nice values from 19 down to -20: 22 is nice [`SCAN_NICE`].
 const SCAN_PRIORITY: u8 = 22;
 
-/// Lowers the calling thread's CPU priority to [`SCAN_NICE`] (logged once if refused).
+/// Lowers the calling thread's CPU priority to [`SCAN_NICE`] (logged once if refused);
+/// never raises it: a process already started at that nice value or lower in priority
+/// (`nice -n 15 aztable`) keeps its scans there.
 fn lower_priority() {
     use thread_priority::{ThreadPriority, ThreadPriorityValue};
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if current_nice().is_some_and(|nice| nice >= SCAN_NICE) {
+        return;
+    }
     let lowered = ThreadPriorityValue::try_from(SCAN_PRIORITY).and_then(|p| {
         thread_priority::unix::set_current_thread_priority(ThreadPriority::Crossplatform(p))
             .map_err(|e| e.to_string())
@@ -55,6 +60,15 @@ fn lower_priority() {
             tracing::warn!(nice = SCAN_NICE, error = %e, "cannot lower the scan threads' priority; scans compete with requests");
         }
     }
+}
+
+/// The calling thread's nice value (field 19 of `/proc/thread-self/stat`); `None` where
+/// there is no such file.
+fn current_nice() -> Option<i32> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // the command name (field 2) may hold spaces: count from the closing parenthesis
+    let after = stat.get(stat.rfind(')')? + 2..)?;
+    after.split(' ').nth(16)?.parse().ok()
 }
 
 /// Runs `f` on a scan thread and waits for it (on the runtime's own blocking pool when
@@ -70,19 +84,20 @@ pub(super) async fn run<R: Send + 'static>(
 
 #[cfg(test)]
 mod tests {
-    /// The nice value of the calling thread (field 19 of `/proc/thread-self/stat`).
+    use super::current_nice;
+
     fn own_nice() -> i32 {
-        let stat = std::fs::read_to_string("/proc/thread-self/stat").expect("a Linux /proc");
-        // the command name (field 2) may hold spaces: count from the closing parenthesis
-        let after = &stat[stat.rfind(')').expect("(comm)") + 2..];
-        after.split(' ').nth(16).expect("nice field").parse().expect("a number")
+        current_nice().expect("a Linux /proc")
     }
 
+    /// Holds under any starting priority: the test command may itself run under `nice`.
     #[tokio::test]
-    async fn scans_run_at_the_lower_priority_and_requests_do_not() {
+    async fn scans_run_at_a_lower_priority_than_requests_and_never_a_higher_one() {
+        let before = own_nice();
         let scan = super::run(own_nice).await.expect("runs");
-        assert_eq!(scan, super::SCAN_NICE);
-        assert_eq!(own_nice(), 0, "the request thread keeps its priority");
+        assert_eq!(scan, super::SCAN_NICE.max(before), "started at nice {before}");
+        assert!(scan >= before, "a scan thread is never favoured over the thread that started it");
+        assert_eq!(own_nice(), before, "the request thread keeps its priority");
         let name = super::run(|| std::thread::current().name().map(str::to_owned)).await;
         assert_eq!(name.expect("runs").as_deref(), Some("aztable-scan"));
     }

@@ -29,6 +29,10 @@ const COVERAGE: &[(&str, &str)] = &[
     ("DuplicatePropertiesSpecified", "atom::invalid_atom_bodies_are_400_and_write_nothing"),
     ("EntityAlreadyExists", "atom::insert_with_an_atom_body_answers_an_entry_with_etag_and_location"),
     ("EntityTooLarge", "error_codes::entity_codes"),
+    (
+        "InsufficientAccountPermissions",
+        "wire_routing::writes_to_the_secondary_endpoint_are_insufficient_account_permissions",
+    ),
     ("InternalError", "error_codes::a_corrupt_stored_record_is_internal_error"),
     ("InvalidAuthenticationInfo", "error_codes::missing_and_malformed_authorization"),
     ("InvalidDuplicateRow", "batch::same_row_twice_is_invalid_duplicate_row"),
@@ -42,6 +46,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("MethodNotAllowed", "error_codes::request_codes"),
     ("MissingRequiredHeader", "error_codes::request_codes"),
     ("NoAuthenticationInformation", "error_codes::missing_and_malformed_authorization"),
+    ("NotImplemented", "wire_routing::a_table_url_used_as_the_account_url_is_read_with_the_table_first"),
     ("OperationTimedOut", "throttle::an_after_write_fault_leaves_the_write_applied"),
     ("OutOfRangeInput", "error_codes::entity_codes"),
     ("PropertiesNeedValue", "atom::invalid_atom_bodies_are_400_and_write_nothing"),
@@ -74,6 +79,7 @@ const MODULES: &[(&str, &str)] = &[
     ("errors", include_str!("errors.rs")),
     ("hostile", include_str!("hostile.rs")),
     ("throttle", include_str!("throttle.rs")),
+    ("wire_routing", include_str!("wire_routing.rs")),
 ];
 
 const ATOM_VERSION: &str = "2013-08-15";

@@ -163,7 +163,7 @@ async fn secondary_endpoint_is_read_only() {
     assert_eq!(r.json()["V"], 1);
     let r = sec.insert("geo", json!({"PartitionKey": "p", "RowKey": "s"})).await;
     assert_eq!(r.status, 403);
-    assert_eq!(r.error_code(), "AuthorizationFailure");
+    assert_eq!(r.error_code(), "InsufficientAccountPermissions");
     assert_eq!(c.get("geo", "p", "s").await.status, 404);
 }
 

@@ -5,6 +5,8 @@
 pub enum NameError {
     /// Table name breaks `^[A-Za-z][A-Za-z0-9]{2,62}$` or is reserved.
     InvalidTableName,
+    /// A table name in a request URL of fewer than 3 or more than 63 characters.
+    TableNameLength,
     /// Key longer than 1 KiB (UTF-16 code units, as the service counts).
     KeyTooLarge,
     /// Key holds `/ \ # ?` or a control character.
@@ -33,6 +35,22 @@ pub fn validate_table_name(name: &str) -> Result<(), NameError> {
         (3..=63).contains(&b.len()) && b[0].is_ascii_alphabetic() && b.iter().all(u8::is_ascii_alphanumeric);
     if !shape_ok || name.eq_ignore_ascii_case("tables") {
         return Err(NameError::InvalidTableName);
+    }
+    Ok(())
+}
+
+/// Checks the table name a request URL names before the table is looked up: a
+/// character other than an ASCII letter or digit, or a digit first, is
+/// [`NameError::InvalidTableName`]; then a length outside 3–63 is
+/// [`NameError::TableNameLength`].
+pub fn validate_url_table_name(name: &str) -> Result<(), NameError> {
+    let b = name.as_bytes();
+    let chars_ok = b.first().is_some_and(u8::is_ascii_alphabetic) && b.iter().all(u8::is_ascii_alphanumeric);
+    if !chars_ok {
+        return Err(NameError::InvalidTableName);
+    }
+    if !(3..=63).contains(&b.len()) {
+        return Err(NameError::TableNameLength);
     }
     Ok(())
 }
@@ -82,6 +100,17 @@ mod tests {
         assert!(validate_table_name("ab-c").is_err());
         assert!(validate_table_name("Tables").is_err());
         assert!(validate_table_name("tables").is_err());
+    }
+
+    #[test]
+    fn url_table_names() {
+        assert!(validate_url_table_name("abc").is_ok());
+        assert!(validate_url_table_name(&"a".repeat(63)).is_ok());
+        assert_eq!(validate_url_table_name("1table"), Err(NameError::InvalidTableName));
+        assert_eq!(validate_url_table_name("my_table"), Err(NameError::InvalidTableName));
+        assert_eq!(validate_url_table_name(""), Err(NameError::InvalidTableName));
+        assert_eq!(validate_url_table_name("aa"), Err(NameError::TableNameLength));
+        assert_eq!(validate_url_table_name(&"a".repeat(64)), Err(NameError::TableNameLength));
     }
 
     #[test]

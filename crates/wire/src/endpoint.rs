@@ -35,6 +35,23 @@ pub fn primary_account(url_name: &str) -> (&str, bool) {
     }
 }
 
+/// An account-level resource a path names after a table's name: what a client sends when
+/// it was given a table's URL as its account URL. The service reads the first segment as
+/// the table and answers each of these with its own error (`docs/compatibility.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnderTable {
+    /// `POST /{table}/Tables`.
+    CreateTable,
+    /// `GET /{table}/Tables`.
+    QueryTables,
+    /// `DELETE /{table}/Tables('…')`.
+    DeleteTable,
+    /// `POST /{table}/$batch`.
+    Batch,
+    /// `GET|PUT /{table}/?restype=service&comp=properties|stats`.
+    ServiceProperties,
+}
+
 /// The operation a request asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -86,6 +103,11 @@ pub enum Endpoint {
     SetServiceProperties,
     GetServiceStats,
     Preflight,
+    /// An account-level resource addressed under a table ([`UnderTable`]).
+    UnderTable {
+        table: String,
+        resource: UnderTable,
+    },
 }
 
 impl Endpoint {
@@ -102,6 +124,33 @@ impl Endpoint {
                 | Endpoint::GetServiceStats
                 | Endpoint::Preflight
         )
+    }
+
+    /// The table an entity, ACL or under-table request names in its URL: the name the
+    /// service checks ([`aztable_model::names::validate_url_table_name`]) before it looks
+    /// the table up. The table operations (`Tables('…')`) name none here.
+    pub fn url_table(&self) -> Option<&str> {
+        use Endpoint::*;
+        match self {
+            QueryEntities { table }
+            | InsertEntity { table }
+            | GetEntity { table, .. }
+            | UpdateEntity { table, .. }
+            | MergeEntity { table, .. }
+            | DeleteEntity { table, .. }
+            | GetTableAcl { table }
+            | SetTableAcl { table }
+            | UnderTable { table, .. } => Some(table),
+            QueryTables
+            | CreateTable
+            | GetTable { .. }
+            | DeleteTable { .. }
+            | Batch
+            | GetServiceProperties
+            | SetServiceProperties
+            | GetServiceStats
+            | Preflight => None,
+        }
     }
 
     /// Returns the operation's REST name, for logs.
@@ -124,6 +173,7 @@ impl Endpoint {
             Endpoint::SetServiceProperties => "SetTableServiceProperties",
             Endpoint::GetServiceStats => "GetTableServiceStats",
             Endpoint::Preflight => "PreflightTableRequest",
+            Endpoint::UnderTable { .. } => "UnderTable",
         }
     }
 
@@ -158,8 +208,8 @@ impl Endpoint {
         if path == "$batch" {
             return if method == "POST" { Ok(Endpoint::Batch) } else { not_allowed() };
         }
-        if path.contains('/') {
-            return Err(ApiError::new(ErrorCode::InvalidUri));
+        if let Some((table, resource)) = path.split_once('/') {
+            return route_under_table(method, table, resource);
         }
         let (name, args) = match path.find('(') {
             Some(i) if path.ends_with(')') => (&path[..i], Some(&path[i + 1..path.len() - 1])),
@@ -186,6 +236,10 @@ impl Endpoint {
             };
         }
         let table = name.to_owned();
+        if let (Some("service"), Some("properties" | "stats"), None) = (restype, comp, args) {
+            // the account's URL with a table name in it
+            return Ok(Endpoint::UnderTable { table, resource: UnderTable::ServiceProperties });
+        }
         if comp == Some("acl") && args.is_none() {
             return match method {
                 "GET" | "HEAD" => Ok(Endpoint::GetTableAcl { table }),
@@ -216,6 +270,27 @@ impl Endpoint {
             }
         }
     }
+}
+
+/// Routes `/{table}/{resource}` (the path decoded, the account removed): the account-level
+/// resources the service reads under a table ([`UnderTable`]); any other nested path is
+/// 400 `InvalidUri`.
+fn route_under_table(method: &str, table: &str, resource: &str) -> Result<Endpoint, ApiError> {
+    let invalid = || Err(ApiError::new(ErrorCode::InvalidUri));
+    if table.is_empty() || table.contains('(') || table.eq_ignore_ascii_case("Tables") {
+        return invalid();
+    }
+    let tables = |r: &str| r.eq_ignore_ascii_case("Tables") || r.eq_ignore_ascii_case("Tables()");
+    let keyed_tables =
+        resource.len() > 7 && resource[..7].eq_ignore_ascii_case("Tables(") && resource.ends_with(')');
+    let resource = match method {
+        "POST" if tables(resource) => UnderTable::CreateTable,
+        "GET" if tables(resource) => UnderTable::QueryTables,
+        "DELETE" if keyed_tables => UnderTable::DeleteTable,
+        "POST" if resource == "$batch" => UnderTable::Batch,
+        _ => return invalid(),
+    };
+    Ok(Endpoint::UnderTable { table: table.to_owned(), resource })
 }
 
 /// Parses an OData string literal `'...'` with `''` standing for one quote; the whole
@@ -352,10 +427,34 @@ mod tests {
         assert_eq!(route("GET", "/$batch"), Err(s("MethodNotAllowed")));
         assert_eq!(route("OPTIONS", "/anything"), Ok(Preflight));
         assert_eq!(route("GET", "/a/b"), Err(s("InvalidUri")));
+        assert_eq!(route("GET", "/Tables/Tables"), Err(s("InvalidUri")));
+        assert_eq!(route("PUT", "/t/Tables"), Err(s("InvalidUri")));
+        assert_eq!(route("GET", "/t/$batch"), Err(s("InvalidUri")));
         assert_eq!(route("GET", "/"), Err(s("InvalidUri")));
         let r = Endpoint::route("GET", "/", Some("properties"), Some("service"));
         assert_eq!(r, Ok(GetServiceProperties));
         let r = Endpoint::route("GET", "/t", Some("acl"), None);
         assert_eq!(r, Ok(GetTableAcl { table: s("t") }));
+    }
+
+    #[test]
+    fn account_resources_under_a_table() {
+        use super::UnderTable as U;
+        let under = |table: &str, resource| Ok(Endpoint::UnderTable { table: s(table), resource });
+        assert_eq!(route("POST", "/mytable/Tables"), under("mytable", U::CreateTable));
+        assert_eq!(route("POST", "/mytable/Tables/"), under("mytable", U::CreateTable));
+        assert_eq!(route("GET", "/mytable/Tables"), under("mytable", U::QueryTables));
+        assert_eq!(route("DELETE", "/mytable/Tables('mytable')"), under("mytable", U::DeleteTable));
+        assert_eq!(route("DELETE", "/mytable/Tables(%27x%27)"), under("mytable", U::DeleteTable));
+        assert_eq!(route("POST", "/mytable/$batch"), under("mytable", U::Batch));
+        assert_eq!(route("POST", "/mytable/%24batch"), under("mytable", U::Batch));
+        for method in ["GET", "PUT"] {
+            let r = Endpoint::route(method, "/mytable/", Some("properties"), Some("service"));
+            assert_eq!(r.map_err(|e| e.code.as_str().to_owned()), under("mytable", U::ServiceProperties));
+        }
+        // the account's own service resources keep their routes
+        let r = Endpoint::route("PUT", "/", Some("properties"), Some("service"));
+        assert_eq!(r, Ok(SetServiceProperties));
+        assert_eq!(under("t", U::Batch).map(|e| e.url_table().map(str::to_owned)), Ok(Some(s("t"))));
     }
 }

@@ -41,6 +41,16 @@ impl Caller<'_> {
         }
     }
 
+    /// For a point read: 404 `ResourceNotFound` unless the row (pk, rk) is one the caller
+    /// may touch. The service answers a read outside a SAS's key range as if the entity
+    /// did not exist, whether it does or not (a write there is 403).
+    pub fn check_readable(&self, pk: &str, rk: &str) -> Result<(), ServiceError> {
+        match self.rows {
+            Some(rows) if !rows.contains(pk, rk) => Err(ServiceError::ResourceNotFound),
+            _ => Ok(()),
+        }
+    }
+
     /// The caller, once the row (pk, rk) is one it may touch and its keys are valid: the
     /// checks every single-entity write makes first.
     pub(super) fn admits(self, pk: &str, rk: &str) -> Result<Self, ServiceError> {

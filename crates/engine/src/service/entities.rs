@@ -100,7 +100,7 @@ impl TableService {
         rk: &str,
     ) -> Result<Entity, ServiceError> {
         let caller = caller.into();
-        caller.check_row(pk, rk)?;
+        caller.check_readable(pk, rk)?;
         self.admit(caller.account, table, Some(pk), 1)?;
         let found = self.parts.get_entity(caller.account, table, pk, rk)?;
         self.note_point_read(caller.account, table, pk);
@@ -119,7 +119,7 @@ impl TableService {
         f: impl FnOnce(&EntityView<'_>) -> R,
     ) -> Result<R, ServiceError> {
         let caller = caller.into();
-        caller.check_row(pk, rk)?;
+        caller.check_readable(pk, rk)?;
         self.admit(caller.account, table, Some(pk), 1)?;
         let found = self.parts.get_entity_with(caller.account, table, pk, rk, f)?;
         self.note_point_read(caller.account, table, pk);

@@ -17,6 +17,8 @@ pub enum ErrorCode {
     DuplicatePropertiesSpecified,
     EntityAlreadyExists,
     EntityTooLarge,
+    /// 403: a write to the read-only secondary endpoint.
+    InsufficientAccountPermissions,
     InternalError,
     InvalidAuthenticationInfo,
     InvalidDuplicateRow,
@@ -30,6 +32,8 @@ pub enum ErrorCode {
     MethodNotAllowed,
     MissingRequiredHeader,
     NoAuthenticationInformation,
+    /// 501: an account-level operation addressed under a table (`GET /mytable/Tables`).
+    NotImplemented,
     OperationTimedOut,
     OutOfRangeInput,
     PropertiesNeedValue,
@@ -73,6 +77,7 @@ impl ErrorCode {
             DuplicatePropertiesSpecified => "DuplicatePropertiesSpecified",
             EntityAlreadyExists => "EntityAlreadyExists",
             EntityTooLarge => "EntityTooLarge",
+            InsufficientAccountPermissions => "InsufficientAccountPermissions",
             InternalError => "InternalError",
             InvalidAuthenticationInfo => "InvalidAuthenticationInfo",
             InvalidDuplicateRow => "InvalidDuplicateRow",
@@ -86,6 +91,7 @@ impl ErrorCode {
             MethodNotAllowed => "MethodNotAllowed",
             MissingRequiredHeader => "MissingRequiredHeader",
             NoAuthenticationInformation => "NoAuthenticationInformation",
+            NotImplemented => "NotImplemented",
             OperationTimedOut => "OperationTimedOut",
             OutOfRangeInput => "OutOfRangeInput",
             PropertiesNeedValue => "PropertiesNeedValue",
@@ -120,7 +126,8 @@ impl ErrorCode {
             | AuthorizationServiceMismatch
             | AuthorizationProtocolMismatch
             | AuthorizationSourceIPMismatch
-            | CorsPreflightFailure => 403,
+            | CorsPreflightFailure
+            | InsufficientAccountPermissions => 403,
             ResourceNotFound | TableNotFound => 404,
             MethodNotAllowed => 405,
             EntityAlreadyExists | TableAlreadyExists => 409,
@@ -131,6 +138,7 @@ impl ErrorCode {
             RequestHeaderFieldsTooLarge => 431,
             AtomFormatNotSupported | MediaTypeNotSupported => 415,
             InternalError | OperationTimedOut => 500,
+            NotImplemented => 501,
             ServerBusy => 503,
             CommandsInBatchActOnDifferentPartitions
             | DuplicatePropertiesSpecified
@@ -172,6 +180,7 @@ impl ErrorCode {
             DuplicatePropertiesSpecified => "A property is specified more than one time.",
             EntityAlreadyExists => "The specified entity already exists.",
             EntityTooLarge => "The entity is larger than the maximum size permitted.",
+            InsufficientAccountPermissions => "Write operations are not allowed.",
             InternalError => "The server encountered an internal error. Please retry the request.",
             InvalidAuthenticationInfo => "Authentication information is not given in the correct format. Check the value of Authorization header.",
             InvalidDuplicateRow => "A command with the same RowKey is already present in the batch. An entity can appear only once in a batch.",
@@ -185,6 +194,7 @@ impl ErrorCode {
             MethodNotAllowed => "The requested method is not allowed on the specified resource.",
             MissingRequiredHeader => "An HTTP header that's mandatory for this request is not specified.",
             NoAuthenticationInformation => "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.",
+            NotImplemented => "The requested operation is not implemented on the specified resource.",
             OperationTimedOut => "The operation could not be completed within the permitted time.",
             OutOfRangeInput => "One of the request inputs is out of range.",
             PropertiesNeedValue => "Values have not been specified for all properties in the entity.",

@@ -57,6 +57,10 @@ impl From<crate::names::NameError> for ApiError {
                 ErrorCode::InvalidResourceName,
                 "The specifed resource name contains invalid characters.",
             ),
+            TableNameLength => ApiError::with_message(
+                ErrorCode::OutOfRangeInput,
+                "The specified resource name length is not within the permissible limits.",
+            ),
             KeyTooLarge => ApiError::with_message(
                 ErrorCode::OutOfRangeInput,
                 "The 'PartitionKey' or 'RowKey' parameter exceeds the maximum allowed key size (1KiB).",

@@ -14,7 +14,7 @@ use axum::body::{Body, HttpBody as _};
 use axum::response::Response;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::{self, AuthRequest};
-use aztable_wire::endpoint::Endpoint;
+use aztable_wire::endpoint::{Endpoint, UnderTable};
 use http::request::Parts;
 use std::net::SocketAddr;
 use tokio::time::Instant;
@@ -229,6 +229,10 @@ fn check_head(
         // the XML APIs keep the OData JSON error (docs/compatibility.md)
         ctx.xml_errors = false;
     }
+    if let Endpoint::UnderTable { resource: UnderTable::ServiceProperties, .. } = endpoint {
+        // the service answers these in its XML error whatever was asked for
+        ctx.xml_errors = true;
+    }
 
     if endpoint != Endpoint::Preflight {
         let account = state.accounts.get(&ctx.account).ok_or_else(|| {
@@ -258,10 +262,11 @@ fn check_head(
             }
         }
         if ctx.secondary && method != "GET" {
-            return Err(ApiError::with_message(
-                ErrorCode::AuthorizationFailure,
-                "Write operations are not allowed on the secondary (read-only) endpoint.",
-            ));
+            return Err(ApiError::new(ErrorCode::InsufficientAccountPermissions));
+        }
+        // the table a URL names is checked before it is looked up
+        if let Some(table) = endpoint.url_table() {
+            aztable_model::names::validate_url_table_name(table)?;
         }
     }
 

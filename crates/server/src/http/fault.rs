@@ -22,7 +22,8 @@ fn url_table(endpoint: &Endpoint) -> Option<&str> {
         | MergeEntity { table, .. }
         | DeleteEntity { table, .. }
         | GetTableAcl { table }
-        | SetTableAcl { table } => Some(table),
+        | SetTableAcl { table }
+        | UnderTable { table, .. } => Some(table),
         QueryTables | CreateTable | Batch | GetServiceProperties | SetServiceProperties | GetServiceStats
         | Preflight => None,
     }

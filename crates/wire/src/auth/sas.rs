@@ -20,7 +20,7 @@
 
 use super::sign::signature_matches;
 use super::Account;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, UnderTable};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::policy::parse_time;
 use aztable_model::{AccessPolicy, KeyBound, KeyRange, Ticks};
@@ -233,6 +233,13 @@ impl SasGrant {
                 return Err(ApiError::new(ErrorCode::AuthorizationFailure))
             }
             E::Preflight => return Ok(()),
+            // the service reads these as requests to the table the path names first
+            E::UnderTable { resource, .. } => match resource {
+                UnderTable::CreateTable => ('o', "a", ""),
+                UnderTable::QueryTables => ('o', "r", ""),
+                UnderTable::DeleteTable => ('o', "d", ""),
+                UnderTable::Batch | UnderTable::ServiceProperties => ('o', "", ""),
+            },
         };
         match &self.scope {
             SasScope::Account { resource_types } if !resource_types.contains(resource) => {
@@ -246,7 +253,8 @@ impl SasGrant {
                     | E::GetEntity { table, .. }
                     | E::UpdateEntity { table, .. }
                     | E::MergeEntity { table, .. }
-                    | E::DeleteEntity { table, .. } => Some(table),
+                    | E::DeleteEntity { table, .. }
+                    | E::UnderTable { table, .. } => Some(table),
                     E::Batch => None,
                     _ => return Err(ApiError::new(ErrorCode::AuthorizationFailure)),
                 };

@@ -86,12 +86,22 @@ fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<OpResul
             "Only a point query (GET of one entity) may be sent in a batch.",
         ));
     };
+    checked_table(op)?;
     if let Some(grant) = &ctx.sas {
         grant.authorize(&op.endpoint, false)?;
     }
     let format = odata::negotiate(op.header("accept"), None, ctx.atom_allowed())?;
     let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
     Ok(batch::entity_part(&e, table, format, &urls(ctx), wall_now()))
+}
+
+/// The name of the table an operation's URL names, checked before the table is looked
+/// up, as the service checks it on a request of its own.
+fn checked_table(op: &BatchOp) -> Result<(), ApiError> {
+    match op.endpoint.url_table() {
+        Some(table) => Ok(aztable_model::names::validate_url_table_name(table)?),
+        None => Ok(()),
+    }
 }
 
 fn urls(ctx: &RequestCtx) -> Urls<'_> {
@@ -153,12 +163,13 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resu
         }
         // the SAS's permission and table for each operation; its key range is the
         // service's to check, on the keys each operation ends up with
-        let checked = to_action(ctx, op).and_then(|(t, action)| match &ctx.sas {
-            Some(grant) => {
-                grant.authorize(&op.endpoint, op.header("if-match").is_some()).map(|()| (t, action))
-            }
-            None => Ok((t, action)),
-        });
+        let checked =
+            checked_table(op).and_then(|()| to_action(ctx, op)).and_then(|(t, action)| match &ctx.sas {
+                Some(grant) => {
+                    grant.authorize(&op.endpoint, op.header("if-match").is_some()).map(|()| (t, action))
+                }
+                None => Ok((t, action)),
+            });
         match checked {
             Ok((t, action)) => {
                 table = t;

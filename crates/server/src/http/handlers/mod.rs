@@ -46,6 +46,7 @@ pub(super) async fn handle(
         GetServiceProperties => access::get_service_properties(state, ctx),
         SetServiceProperties => access::set_service_properties(state, ctx, req),
         GetServiceStats => access::get_service_stats(state),
+        UnderTable { table, resource } => tables::under_table(state, ctx, &table, resource),
     }
 }
 

@@ -1,4 +1,5 @@
-//! Table handlers: QueryTables, CreateTable, GetTable, DeleteTable.
+//! Table handlers: QueryTables, CreateTable, GetTable, DeleteTable, and the answers to
+//! account-level requests addressed under a table ([`UnderTable`]).
 
 use super::super::ctx::RequestCtx;
 use super::super::request::{header, Req};
@@ -6,9 +7,11 @@ use super::super::response::{build, created, no_content};
 use super::super::AppState;
 use super::{body_format, negotiate};
 use axum::response::Response;
+use aztable_engine::service::ServiceError;
 use aztable_model::continuation;
-use aztable_model::error::ApiError;
+use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::time::wall_now;
+use aztable_wire::endpoint::UnderTable;
 use aztable_wire::odata::{self, Prefer, Urls};
 use http::StatusCode;
 
@@ -60,4 +63,47 @@ pub(super) fn get_table(
 pub(super) fn delete_table(state: &AppState, ctx: &RequestCtx, table: &str) -> Result<Response, ApiError> {
     state.service.delete_table(&ctx.account, table)?;
     Ok(no_content(&[]))
+}
+
+/// An account-level request addressed under `table` (a client given a table's URL as
+/// its account URL): the errors the service answers, as recorded
+/// (`docs/compatibility.md`). Those that read the path's first segment as a table look it
+/// up first: 404 `TableNotFound` when it does not exist.
+pub(super) fn under_table(
+    state: &AppState,
+    ctx: &RequestCtx,
+    table: &str,
+    resource: UnderTable,
+) -> Result<Response, ApiError> {
+    let found = || match state.service.get_table(&ctx.account, table) {
+        Ok(_) => Ok(()),
+        Err(ServiceError::ResourceNotFound) => Err(ApiError::new(ErrorCode::TableNotFound)),
+        Err(e) => Err(ApiError::from(e)),
+    };
+    Err(match resource {
+        UnderTable::CreateTable => {
+            // the body, `{"TableName":…}`, read as an entity without keys
+            found()?;
+            ApiError::with_message(
+                ErrorCode::PropertiesNeedValue,
+                "The values are not specified for all properties in the entity.",
+            )
+        }
+        UnderTable::DeleteTable => {
+            found()?;
+            ApiError::with_message(
+                ErrorCode::InvalidInput,
+                format!(
+                    "The number of keys specified in the URI does not match number of key properties for the resource '{}.{table}'.",
+                    ctx.account
+                ),
+            )
+        }
+        UnderTable::QueryTables => ApiError::new(ErrorCode::NotImplemented),
+        UnderTable::Batch => ApiError::with_message(
+            ErrorCode::MediaTypeNotSupported,
+            "None of the provided media types are supported",
+        ),
+        UnderTable::ServiceProperties => ApiError::new(ErrorCode::InvalidQueryParameterValue),
+    })
 }

@@ -1,5 +1,7 @@
 //! Continuation tokens: opaque strings in the real service's shape
-//! (`1!<len>!<base64>`, e.g. `1!8!U21pdGg-`), carrying a key the next page starts at.
+//! (`1!<len>!<base64>`), carrying a key the next page starts at: `Smith` is
+//! `1!7!U21pdGg` (URL-safe base64 without padding; the service pads with `-`, as in
+//! `1!8!U21pdGg-`, which clients never read: the token is opaque to them).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -23,6 +25,14 @@ pub fn decode(token: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_documented_values() {
+        assert_eq!(encode("Smith"), "1!7!U21pdGg");
+        assert_eq!(encode("pk"), "1!3!cGs");
+        assert_eq!(encode(""), "1!0!");
+        assert_eq!(decode("1!7!U21pdGg").as_deref(), Some("Smith"));
+    }
 
     #[test]
     fn round_trips() {

@@ -63,9 +63,11 @@ def test_sas_key_range(svc, table, sas_for):
     with pytest.raises(AzureHttpError) as ei:
         ranged.insert_entity(table, {"PartitionKey": "c", "RowKey": "new"})
     assert ei.value.status_code == 403, str(ei.value)
+    # a point read outside the range is answered as if the entity did not exist
     with pytest.raises(AzureHttpError) as ei:
         ranged.get_entity(table, "a", "r")
-    assert ei.value.status_code == 403, str(ei.value)
+    assert ei.value.status_code == 404, str(ei.value)
+    assert "ResourceNotFound" in str(ei.value), str(ei.value)
     assert sorted((e.PartitionKey, e.RowKey) for e in svc.query_entities(table)) == [
         ("a", "r"), ("b", "new"), ("b", "r"), ("c", "r")]
 

@@ -388,10 +388,11 @@ fn annotation_type(name: &str, annotation: &Json<'_>) -> Result<EdmType, ApiErro
     }
 }
 
-/// Reads PartitionKey or RowKey: a string (null = absent).
+/// Reads PartitionKey or RowKey: a string (null = absent). A key typed other than
+/// Edm.String gets the service's recorded answer, the default `InvalidInput` message.
 fn key_value(name: &str, value: Json<'_>, declared: Option<EdmType>) -> Result<Option<String>, ApiError> {
     if declared.is_some_and(|t| t != EdmType::String) {
-        return Err(invalid(format!("The {name} property must be of type Edm.String.")));
+        return Err(ApiError::new(ErrorCode::InvalidInput));
     }
     match value {
         Json::Null => Ok(None),
@@ -619,7 +620,8 @@ mod tests {
             br#"{"PartitionKey@odata.type":"Edm.DateTime","PartitionKey":"2022-04-01T09:30:45.000000Z",
             "RowKey@odata.type":"Edm.Guid","RowKey":"not-a-guid","x":1}"#;
         let e = parse_entity(body).unwrap_err();
-        assert_eq!(e.message, "The PartitionKey property must be of type Edm.String.");
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert_eq!(e.message, "One of the request inputs is not valid.");
         let p = parse_entity_with(body, KeyAnnotations::Ignored).unwrap();
         assert_eq!(p.partition_key.as_deref(), Some("2022-04-01T09:30:45.000000Z"));
         assert_eq!(p.row_key.as_deref(), Some("not-a-guid"));

@@ -284,7 +284,7 @@ pub fn parse_entity_with(body: &[u8], keys: KeyAnnotations) -> Result<ParsedEnti
             "Timestamp" => {}
             "PartitionKey" | "RowKey" => {
                 if keys == KeyAnnotations::Refused && declared.is_some_and(|t| t != EdmType::String) {
-                    return Err(invalid(format!("The {} property must be of type Edm.String.", p.name)));
+                    return Err(ApiError::new(ErrorCode::InvalidInput));
                 }
                 let value = (!p.null).then_some(p.text);
                 if p.name == "PartitionKey" {

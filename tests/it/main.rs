@@ -24,3 +24,4 @@ mod throttle;
 mod transfer;
 mod upgrade;
 mod wire_routing;
+mod wire_values;

@@ -25,9 +25,12 @@ impl Ticks {
     }
 
     /// Parses an ISO 8601 UTC date-time as clients send it for Edm.DateTime and in
-    /// `datetime'…'` literals: `YYYY-MM-DDThh:mm[:ss[.f{1,7}]]` followed by `Z` or an
-    /// offset (`+hh:mm`), or no zone (taken as UTC). Returns `None` when malformed or
-    /// outside 1601-01-01 … 9999-12-31.
+    /// `datetime'…'` literals: `YYYY-MM-DDThh:mm[:ss[.f+]]` followed by `Z` or an
+    /// offset (`+hh:mm`), or no zone (taken as UTC). Fractions finer than 100 ns
+    /// (the Java SDK sends nanoseconds) are rounded to the tick, half to even, as
+    /// .NET's `XmlConvert` (the service's parser) does; the carry runs into the
+    /// seconds and beyond. Returns `None` when malformed or outside
+    /// 1601-01-01 … 9999-12-31 (after rounding).
     pub fn parse(s: &str) -> Option<Ticks> {
         let b = s.as_bytes();
         let num = |r: std::ops::Range<usize>| -> Option<u32> {
@@ -54,11 +57,7 @@ impl Ticks {
                 while i < b.len() && b[i].is_ascii_digit() {
                     i += 1;
                 }
-                let digits = &s[start..i];
-                if digits.is_empty() || digits.len() > 7 {
-                    return None;
-                }
-                frac_ticks = digits.parse::<i64>().ok()? * 10i64.pow(7 - digits.len() as u32);
+                frac_ticks = fraction_ticks(&b[start..i])?;
             }
         }
         let offset_secs: i64 = match &s[i..] {
@@ -213,6 +212,27 @@ impl Ticks {
     }
 }
 
+/// The 100 ns ticks of the fractional digits after a `.`: the first seven are the
+/// ticks, the rest round them half to even (XsdDateTime's rule: an 8th digit above 5,
+/// or 5 followed by any non-zero digit, rounds up; exactly 5 rounds to the even tick).
+/// The result can be 10,000,000 (a whole second carried). `None` for no digits.
+fn fraction_ticks(digits: &[u8]) -> Option<i64> {
+    if digits.is_empty() {
+        return None;
+    }
+    let mut ticks: i64 = 0;
+    for k in 0..7 {
+        ticks = ticks * 10 + digits.get(k).map_or(0, |d| i64::from(d - b'0'));
+    }
+    let round_up = match digits.get(7).map(|d| d - b'0') {
+        None => false,
+        Some(d) if d > 5 => true,
+        Some(5) => digits[8..].iter().any(|&d| d != b'0') || ticks % 2 == 1,
+        Some(_) => false,
+    };
+    Some(ticks + i64::from(round_up))
+}
+
 /// Writes `v` as decimal digits filling `out` (zero-padded on the left, higher digits
 /// beyond the width dropped).
 fn put_digits(out: &mut [u8], mut v: u32) {
@@ -287,9 +307,38 @@ mod tests {
         assert!(Ticks::parse("1600-12-31T23:59:59Z").is_none());
         assert!(Ticks::parse("9999-12-31T23:59:59.9999999Z").is_some());
         assert!(Ticks::parse("2020-13-01T00:00:00Z").is_none());
-        assert!(Ticks::parse("2020-01-01T00:00:00.12345678Z").is_none());
+        assert!(Ticks::parse("2020-01-01T00:00:00.Z").is_none());
+        assert!(Ticks::parse("2020-01-01T00:00:00.1234567xZ").is_none());
+        assert!(Ticks::parse("2020-01-01T00:00:00.123456789").is_some());
+        assert!(Ticks::parse("9999-12-31T23:59:59.99999994Z").is_some());
+        assert!(Ticks::parse("9999-12-31T23:59:59.99999995Z").is_none());
         assert!(Ticks::parse("not a date").is_none());
         assert_eq!(Ticks::parse("2020-01-01T00:00Z"), Ticks::parse("2020-01-01T00:00:00Z"));
+    }
+
+    /// Digits past the seventh round to the nearest tick, half to even, carrying
+    /// into the seconds, minutes, hours and days.
+    #[test]
+    fn sub_tick_fractions_round_half_to_even() {
+        let p = |s: &str| Ticks::parse(s).map(Ticks::to_rfc3339_trimmed);
+        let cases = [
+            ("2023-04-11T21:16:49.114906917Z", "2023-04-11T21:16:49.1149069Z"),
+            ("2023-04-11T21:16:40.331047814Z", "2023-04-11T21:16:40.3310478Z"),
+            ("2024-02-13T00:31:58.740808700Z", "2024-02-13T00:31:58.7408087Z"),
+            ("2020-01-01T00:00:00.12345674Z", "2020-01-01T00:00:00.1234567Z"),
+            ("2020-01-01T00:00:00.12345676Z", "2020-01-01T00:00:00.1234568Z"),
+            ("2020-01-01T00:00:00.12345675Z", "2020-01-01T00:00:00.1234568Z"),
+            ("2020-01-01T00:00:00.12345685Z", "2020-01-01T00:00:00.1234568Z"),
+            ("2020-01-01T00:00:00.123456850000Z", "2020-01-01T00:00:00.1234568Z"),
+            ("2020-01-01T00:00:00.123456850001Z", "2020-01-01T00:00:00.1234569Z"),
+            ("2020-01-01T00:00:59.99999999Z", "2020-01-01T00:01:00Z"),
+            ("2020-12-31T23:59:59.99999995Z", "2021-01-01T00:00:00Z"),
+            ("2020-12-31T23:59:59.99999995+01:00", "2020-12-31T23:00:00Z"),
+            ("2020-01-01T00:00:00.00000000Z", "2020-01-01T00:00:00Z"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(p(input).as_deref(), Some(want), "{input}");
+        }
     }
 
     /// The hand-rolled formatters agree with chrono's across the whole Edm range.

@@ -9,7 +9,8 @@
 //!
 //! Follows the real service, not Azurite: lowercase keywords only, typed literals
 //! compared only with properties of the same Edm type (Int64 numerically), constants
-//! allowed on either side, at most 15 comparisons. See [`eval`](mod@eval) for the
+//! allowed on either side; not the documented limit of 15 comparisons, which the
+//! service does not enforce, but [`MAX_COMPARISONS`] (500) and [`MAX_DEPTH`]. See [`eval`](mod@eval) for the
 //! evaluation rules and [`lexer`] for the literal forms. Errors become 400
 //! `InvalidInput` through `From<FilterError> for ApiError`.
 

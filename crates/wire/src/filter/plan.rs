@@ -18,7 +18,10 @@
 //!   give everything / nothing.
 //! - `or` concatenates the terms, `and` intersects them pairwise. A union of more than
 //!   `MAX_TERMS` terms collapses into their hull (the hull of the ranges ∩ the hull of
-//!   the rows), so the work stays bounded whatever the filter.
+//!   the rows), and an `and` whose sides would make more than `MAX_PAIRS` pairs first
+//!   collapses its larger side, so the work stays linear in the filter's size. A filter
+//!   of a few hundred key equalities (Orleans' grain directory sends one `PartitionKey
+//!   eq … and (RowKey eq … or …)` of about 200 comparisons) still plans to point ranges.
 //! - At the end, each term's `rows` tightens the bounds of its `range` in the partition
 //!   each bound lies in: rows of `PartitionKey ge 'a' and RowKey ge 'm'` start at
 //!   `('a', 'm')`. So `PartitionKey eq 'a' and RowKey ge 'm' and RowKey lt 'n'` scans
@@ -73,10 +76,13 @@ impl Rows {
 }
 
 /// Most ranges [`plan_ranges`] returns; more collapse into their hull.
-pub const MAX_RANGES: usize = 32;
+pub const MAX_RANGES: usize = 256;
 
 /// Most terms a sub-expression's union keeps; more collapse into their hull.
-const MAX_TERMS: usize = 64;
+const MAX_TERMS: usize = 256;
+
+/// Most pairs an `and` intersects; beyond, its larger side collapses into its hull.
+const MAX_PAIRS: usize = 4096;
 
 /// Rows in `range ∩ rows`: one term of a sub-expression's union.
 #[derive(Debug, Clone)]
@@ -202,9 +208,13 @@ fn summarise(expr: &Expr, negated: bool) -> Vec<Term> {
         Expr::Property(_) => all(),
         Expr::Not(inner) => summarise(inner, !negated),
         Expr::And(a, b) | Expr::Or(a, b) => {
-            let (a, b) = (summarise(a, negated), summarise(b, negated));
+            let (mut a, mut b) = (summarise(a, negated), summarise(b, negated));
             // `not (a and b)` is `not a or not b`, and the other way round.
             if matches!(expr, Expr::And(..)) != negated {
+                while a.len() * b.len() > MAX_PAIRS {
+                    let larger = if a.len() >= b.len() { &mut a } else { &mut b };
+                    *larger = hull_of(std::mem::take(larger));
+                }
                 let pairs = a.iter().flat_map(|x| b.iter().map(|y| x.intersect(y)));
                 collapse(pairs.filter(|t| !t.is_empty()).collect())
             } else {
@@ -220,6 +230,11 @@ fn collapse(mut terms: Vec<Term>) -> Vec<Term> {
     if terms.len() <= MAX_TERMS {
         return terms;
     }
+    hull_of(terms)
+}
+
+/// One term holding all of `terms` (none for none).
+fn hull_of(terms: Vec<Term>) -> Vec<Term> {
     let mut it = terms.into_iter();
     it.next().map(|first| it.fold(first, Term::hull)).into_iter().collect()
 }

@@ -15,12 +15,18 @@
 //!   integer string is also accepted); Edm.Int64 a string holding an i64 (a bare JSON
 //!   number is refused, like OData's "values of type Edm.Int64 must be quoted"); Edm.Double
 //!   a number, a numeric string, or `"NaN"`, `"Infinity"`, `"-Infinity"`; Edm.Boolean a
-//!   boolean (or `"true"` / `"false"`); Edm.DateTime a string accepted by
-//!   [`Ticks::parse`] (1601-01-01 … 9999-12-31); Edm.Guid a hyphenated GUID; Edm.Binary
-//!   standard base64 (padding optional). Anything else → 400 `InvalidInput`.
+//!   boolean, or `"true"` / `"false"` in any case (the service stores the Python SDK's
+//!   `"False"` as `false`); Edm.DateTime a string accepted by [`Ticks::parse`]
+//!   (1601-01-01 … 9999-12-31, digits past the seventh rounded to the tick); Edm.Guid a
+//!   hyphenated GUID; Edm.Binary standard base64 (padding optional). Anything else →
+//!   400 `InvalidInput`.
 //! - `odata.*` control information, `Timestamp` (and its annotation) are ignored.
-//!   `PartitionKey` / `RowKey` must be strings (annotation, if any, `Edm.String`); a null
-//!   key counts as absent. Key characters and lengths are checked by the service layer.
+//!   `PartitionKey` / `RowKey` must be strings; a null key counts as absent. A key's
+//!   annotation must be `Edm.String` in an Insert body ([`KeyAnnotations::Refused`]);
+//!   in an Update / Merge / upsert body, whose keys come from the URL, it is ignored
+//!   ([`KeyAnnotations::Ignored`]), as the service answers 204 to `Edm.DateTime`,
+//!   `Edm.Guid` and `Edm.Binary` there. Key characters and lengths are checked by the
+//!   service layer.
 //!
 //! Validation codes: `DuplicatePropertiesSpecified` (same JSON member twice, detected
 //! here because serde_json would silently keep the last), `PropertyNameInvalid`,
@@ -72,6 +78,15 @@ pub struct ParsedEntity {
     pub partition_key: Option<String>,
     pub row_key: Option<String>,
     pub properties: Vec<(String, EdmValue)>,
+}
+
+/// What a `PartitionKey@odata.type` / `RowKey@odata.type` other than `Edm.String` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyAnnotations {
+    /// 400 `InvalidInput` (Insert: the body's keys are the entity's keys).
+    Refused,
+    /// Ignored (Update, Merge, Insert-Or-Replace, Insert-Or-Merge: the URL's keys win).
+    Ignored,
 }
 
 /// A member value as the parsers need it: the scalar itself (a string borrowed from the
@@ -229,10 +244,16 @@ pub fn parse_table_name(body: &[u8]) -> Result<String, ApiError> {
     })
 }
 
-/// Parses an entity body (Insert/Update/Merge). Drops `odata.*` annotations,
-/// `Timestamp`, and null-valued properties; PartitionKey/RowKey must be strings when
-/// present. See the module documentation for the typing and validation rules.
+/// Parses an Insert body (key annotations other than `Edm.String` refused). Drops
+/// `odata.*` annotations, `Timestamp`, and null-valued properties; PartitionKey/RowKey
+/// must be strings when present. See the module documentation for the typing and
+/// validation rules.
 pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
+    parse_entity_with(body, KeyAnnotations::Refused)
+}
+
+/// [`parse_entity`], with the keys' annotations treated as `keys` says.
+pub fn parse_entity_with(body: &[u8], keys: KeyAnnotations) -> Result<ParsedEntity, ApiError> {
     let mut members = parse_object(body)?;
     link_annotations(&members)?;
 
@@ -244,7 +265,9 @@ pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
             continue;
         }
         // An annotation member is skipped above, so it is still in place here.
+        let is_key = name == "PartitionKey" || name == "RowKey";
         let declared = match members[i].annotation.get() {
+            Some(_) if is_key && keys == KeyAnnotations::Ignored => None,
             Some(a) => Some(annotation_type(name, &members[a].value)?),
             None => None,
         };
@@ -365,10 +388,11 @@ fn annotation_type(name: &str, annotation: &Json<'_>) -> Result<EdmType, ApiErro
     }
 }
 
-/// Reads PartitionKey or RowKey: a string (null = absent).
+/// Reads PartitionKey or RowKey: a string (null = absent). A key typed other than
+/// Edm.String gets the service's recorded answer, the default `InvalidInput` message.
 fn key_value(name: &str, value: Json<'_>, declared: Option<EdmType>) -> Result<Option<String>, ApiError> {
     if declared.is_some_and(|t| t != EdmType::String) {
-        return Err(invalid(format!("The {name} property must be of type Edm.String.")));
+        return Err(ApiError::new(ErrorCode::InvalidInput));
     }
     match value {
         Json::Null => Ok(None),
@@ -400,11 +424,8 @@ fn typed_value(name: &str, value: Json<'_>, declared: Option<EdmType>) -> Result
     let v = match (t, value) {
         (EdmType::String, Json::String(s)) => EdmValue::String(s.into_owned()),
         (EdmType::Boolean, Json::Bool(b)) => EdmValue::Boolean(b),
-        (EdmType::Boolean, Json::String(s)) => match &*s {
-            "true" => EdmValue::Boolean(true),
-            "false" => EdmValue::Boolean(false),
-            _ => return Err(bad()),
-        },
+        (EdmType::Boolean, Json::String(s)) if s.eq_ignore_ascii_case("true") => EdmValue::Boolean(true),
+        (EdmType::Boolean, Json::String(s)) if s.eq_ignore_ascii_case("false") => EdmValue::Boolean(false),
         (EdmType::Int32, Json::Number(n)) => {
             EdmValue::Int32(n.as_i64().and_then(|i| i32::try_from(i).ok()).ok_or_else(bad)?)
         }
@@ -573,6 +594,44 @@ mod tests {
         assert_eq!(one(r#"{"a":18446744073709551616}"#), EdmValue::Double(1.8446744073709552e19));
         assert_eq!(one(r#"{"a":-9223372036854775809}"#), EdmValue::Double(-9.223372036854776e18));
         assert_eq!(one(r#"{"a":4,"a@odata.type":"Edm.Double"}"#), EdmValue::Double(4.0));
+    }
+
+    /// Edm.Boolean strings in any case (the service stored the Python SDK's `"False"`);
+    /// nothing else.
+    #[test]
+    fn boolean_strings_in_any_case() {
+        let one = |v: &str| {
+            parse_entity(format!(r#"{{"a":"{v}","a@odata.type":"Edm.Boolean"}}"#).as_bytes())
+                .map(|mut p| p.properties.remove(0).1)
+        };
+        for (v, want) in [("True", true), ("TRUE", true), ("true", true), ("False", false), ("fAlSe", false)]
+        {
+            assert_eq!(one(v).unwrap(), EdmValue::Boolean(want), "{v}");
+        }
+        for v in ["1", "0", "yes", " true", "true ", "", "truee"] {
+            assert_eq!(one(v).unwrap_err().code, ErrorCode::InvalidInput, "{v}");
+        }
+    }
+
+    /// Key annotations: refused on Insert, ignored where the URL names the keys.
+    #[test]
+    fn key_annotations_refused_or_ignored() {
+        let body =
+            br#"{"PartitionKey@odata.type":"Edm.DateTime","PartitionKey":"2022-04-01T09:30:45.000000Z",
+            "RowKey@odata.type":"Edm.Guid","RowKey":"not-a-guid","x":1}"#;
+        let e = parse_entity(body).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput);
+        assert_eq!(e.message, "One of the request inputs is not valid.");
+        let p = parse_entity_with(body, KeyAnnotations::Ignored).unwrap();
+        assert_eq!(p.partition_key.as_deref(), Some("2022-04-01T09:30:45.000000Z"));
+        assert_eq!(p.row_key.as_deref(), Some("not-a-guid"));
+        assert_eq!(p.properties, vec![("x".to_owned(), EdmValue::Int32(1))]);
+        // Other properties' annotations still count.
+        let e = parse_entity_with(
+            br#"{"RowKey@odata.type":"Edm.Binary","RowKey":"x","y":"z","y@odata.type":"Edm.Int32"}"#,
+            KeyAnnotations::Ignored,
+        );
+        assert_eq!(e.unwrap_err().code, ErrorCode::InvalidInput);
     }
 
     /// Names around the size where the index switches from a scan to a hash map, and

@@ -20,7 +20,7 @@ mod tests;
 
 pub use json::{
     entity_feed, entity_object, entity_path, entity_response, entity_url, error_body, parse_entity,
-    parse_table_name, table_feed, table_response, ParsedEntity, Urls,
+    parse_entity_with, parse_table_name, table_feed, table_response, KeyAnnotations, ParsedEntity, Urls,
 };
 
 pub use prefer::Prefer;
@@ -151,11 +151,12 @@ pub fn body_format(content_type: Option<&str>, body: &[u8], atom_allowed: bool) 
     }
 }
 
-/// Reads an entity body in the format [`body_format`] chose.
-pub fn read_entity(format: Format, body: &[u8]) -> Result<ParsedEntity, ApiError> {
+/// Reads an entity body in the format [`body_format`] chose, the keys' type annotations
+/// treated as `keys` says (refused on Insert, ignored where the URL names the keys).
+pub fn read_entity(format: Format, body: &[u8], keys: KeyAnnotations) -> Result<ParsedEntity, ApiError> {
     match format {
-        Format::Json(_) => parse_entity(body),
-        Format::Atom => atom::parse_entity(body),
+        Format::Json(_) => parse_entity_with(body, keys),
+        Format::Atom => atom::parse_entity_with(body, keys),
     }
 }
 

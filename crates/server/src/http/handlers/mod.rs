@@ -14,7 +14,7 @@ use axum::response::Response;
 use aztable_engine::service::NewEntity;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::endpoint::Endpoint;
-use aztable_wire::odata::{self, Format};
+use aztable_wire::odata::{self, Format, KeyAnnotations};
 
 /// Calls the handler of `endpoint`.
 pub(super) async fn handle(
@@ -72,7 +72,7 @@ fn data_service_version(format: Format, projected: bool) -> super::response::Tex
 
 /// The entity of an insert: the body's entity, which must carry both keys.
 fn entity_to_insert(format: Format, body: &[u8]) -> Result<NewEntity, ApiError> {
-    let parsed = odata::read_entity(format, body)?;
+    let parsed = odata::read_entity(format, body, KeyAnnotations::Refused)?;
     let (Some(pk), Some(rk)) = (parsed.partition_key, parsed.row_key) else {
         return Err(ApiError::with_message(
             ErrorCode::PropertiesNeedValue,
@@ -83,8 +83,8 @@ fn entity_to_insert(format: Format, body: &[u8]) -> Result<NewEntity, ApiError> 
 }
 
 /// The entity of an update or merge: the body's properties at the URL's keys (keys in
-/// the body are ignored: the URL's win).
+/// the body are ignored, their type annotations too: the URL's win).
 fn entity_at(format: Format, body: &[u8], pk: String, rk: String) -> Result<NewEntity, ApiError> {
-    let parsed = odata::read_entity(format, body)?;
+    let parsed = odata::read_entity(format, body, KeyAnnotations::Ignored)?;
     Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
 }

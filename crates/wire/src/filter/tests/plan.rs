@@ -321,3 +321,17 @@ fn ends_before_a_resume_point() {
     assert!(got[1].ends_before("c", "m"));
     assert!(!KeyRange::unbounded().ends_before("\u{10FFFF}", "\u{10FFFF}"));
 }
+
+/// Orleans' grain directory filter: one partition, 100 `(RowKey eq … and ActivationId
+/// eq …)` pairs (201 comparisons), plans to 100 point ranges, not a scan between them.
+#[test]
+fn orleans_sized_filters_plan_to_point_ranges() {
+    let pairs: Vec<String> =
+        (0..100).map(|i| format!("(RowKey eq 'g{:03}' and ActivationId eq 'a{i}')", 199 - 2 * i)).collect();
+    let got = ranges(&format!("PartitionKey eq 'c' and ({})", pairs.join(" or ")));
+    assert_eq!(got.len(), 100);
+    for (i, range) in got.iter().enumerate() {
+        let rk = format!("g{:03}", 2 * i + 1);
+        assert!(range.contains("c", &rk) && !range.contains("c", &format!("g{:03}", 2 * i)), "{range:?}");
+    }
+}

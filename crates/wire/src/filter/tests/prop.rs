@@ -2,7 +2,7 @@
 //! are sorted and disjoint), and the parser never panics.
 
 use crate::filter::plan::{plan_ranges, MAX_RANGES};
-use crate::filter::{eval, parse, plan, CmpOp, Expr};
+use crate::filter::{eval, parse, plan, CmpOp, Expr, MAX_DEPTH};
 use aztable_model::{EdmValue, Entity, Ticks};
 use proptest::prelude::*;
 
@@ -160,6 +160,23 @@ proptest! {
                 prop_assert!(holding.len() == 1, "{} matches ({:?}, {:?}) but ranges are {:?}", filter, pk, rk, ranges);
             }
         }
+    }
+
+    /// Thousands of opening parentheses and `not`s, in any mix, with or without their
+    /// closing parentheses: a 400 past [`MAX_DEPTH`], never a stack overflow.
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed(
+        opens in prop::collection::vec(prop::bool::ANY, MAX_DEPTH + 1..10_000),
+        closed in prop::bool::ANY,
+    ) {
+        let parens = opens.iter().filter(|&&p| p).count();
+        let text = format!(
+            "{}A eq 1{}",
+            opens.iter().map(|&p| if p { "(" } else { "not " }).collect::<String>(),
+            if closed { ")".repeat(parens) } else { String::new() },
+        );
+        let e = parse(&text).expect_err("too deep");
+        prop_assert!(e.message.contains("nested"), "{}", e.message);
     }
 
     #[test]

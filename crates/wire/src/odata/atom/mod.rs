@@ -13,7 +13,7 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use parse::{parse_entity, parse_table_name};
+pub use parse::{parse_entity, parse_entity_with, parse_table_name};
 pub use render::{entity_feed, entity_response, error_body, table_feed, table_response};
 
 /// The Atom namespace (the documents' default namespace).

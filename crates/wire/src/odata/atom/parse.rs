@@ -16,10 +16,12 @@
 //!
 //! Typing: Edm.Int32 / Edm.Int64 decimal integers; Edm.Double a decimal number, `NaN`,
 //! `INF`, `-INF` (XML Schema's spellings) or `Infinity`, `-Infinity`; Edm.Boolean
-//! `true`, `false`, `1`, `0`; Edm.DateTime as [`Ticks::parse`] reads it (no zone = UTC);
+//! `true`, `false`, `1`, `0`; Edm.DateTime as [`Ticks::parse`] reads it (no zone = UTC,
+//! digits past the seventh rounded to the tick);
 //! Edm.Guid hyphenated; Edm.Binary base64 (whitespace inside ignored, as XML writers
 //! wrap it). Non-string values may be surrounded by whitespace. `Timestamp` is ignored
-//! whatever it holds; PartitionKey and RowKey must be strings. Then the same limits and
+//! whatever it holds; PartitionKey and RowKey must be strings (a key's other `m:type` refused on Insert,
+//! ignored on Update / Merge, as in JSON). Then the same limits and
 //! codes as JSON bodies ([`super::super::rules`]).
 
 use std::borrow::Cow;
@@ -33,7 +35,7 @@ use quick_xml::NsReader;
 use super::{ATOM_NS, D_NS, M_NS};
 use crate::odata::json::{parse_double_string, BASE64_LENIENT};
 use crate::odata::rules::{check_entity_limits, check_value_size};
-use crate::odata::ParsedEntity;
+use crate::odata::{KeyAnnotations, ParsedEntity};
 use aztable_model::edm::parse_guid;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::names::validate_property_name;
@@ -252,8 +254,13 @@ fn read_text(reader: &mut NsReader<&[u8]>, name: &str) -> Result<String, ApiErro
 }
 
 /// Reads an Atom entity body (Insert / Update / Merge) into the same typed entity a
-/// JSON body gives.
+/// JSON body gives (key types other than `Edm.String` refused, as on Insert).
 pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
+    parse_entity_with(body, KeyAnnotations::Refused)
+}
+
+/// [`parse_entity`], with the keys' `m:type` treated as `keys` says.
+pub fn parse_entity_with(body: &[u8], keys: KeyAnnotations) -> Result<ParsedEntity, ApiError> {
     let raw = read_properties(body)?;
     let mut out =
         ParsedEntity { partition_key: None, row_key: None, properties: Vec::with_capacity(raw.len()) };
@@ -276,8 +283,8 @@ pub fn parse_entity(body: &[u8]) -> Result<ParsedEntity, ApiError> {
         match p.name.as_str() {
             "Timestamp" => {}
             "PartitionKey" | "RowKey" => {
-                if declared.is_some_and(|t| t != EdmType::String) {
-                    return Err(invalid(format!("The {} property must be of type Edm.String.", p.name)));
+                if keys == KeyAnnotations::Refused && declared.is_some_and(|t| t != EdmType::String) {
+                    return Err(ApiError::new(ErrorCode::InvalidInput));
                 }
                 let value = (!p.null).then_some(p.text);
                 if p.name == "PartitionKey" {

@@ -191,7 +191,7 @@ fn check_head(
     limits::check_head(&parts.uri, &parts.headers)?;
     let query = QueryParams::parse(parts.uri.query());
     ctx.version =
-        ctx::check_version(&parts.headers, state.options.skip_api_version_check).inspect_err(|_| {
+        ctx::check_version(&parts.headers, state.options.version_check).inspect_err(|_| {
             // an unusable version is answered as the newest version would be
             ctx.xml_errors = xml_errors(parts, &query, false);
         })?;

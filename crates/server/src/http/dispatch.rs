@@ -126,9 +126,11 @@ pub(super) async fn dispatch(
 /// HTTP/1.0 only with `Connection: keep-alive`.
 fn client_keeps_connection(parts: &Parts) -> bool {
     let says = |token: &str| {
-        parts.headers.get_all(http::header::CONNECTION).iter().any(|v| {
-            v.to_str().is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
-        })
+        parts
+            .headers
+            .get_all(http::header::CONNECTION)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token))))
     };
     match parts.version {
         http::Version::HTTP_10 | http::Version::HTTP_09 => says("keep-alive") && !says("close"),
@@ -207,11 +209,10 @@ fn check_head(
 ) -> Result<(Endpoint, QueryParams), ApiError> {
     limits::check_head(&parts.uri, &parts.headers)?;
     let query = QueryParams::parse(parts.uri.query());
-    ctx.version =
-        ctx::check_version(&parts.headers, state.options.version_check).inspect_err(|_| {
-            // an unusable version is answered as the newest version would be
-            ctx.xml_errors = xml_errors(parts, &query, false);
-        })?;
+    ctx.version = ctx::check_version(&parts.headers, state.options.version_check).inspect_err(|_| {
+        // an unusable version is answered as the newest version would be
+        ctx.xml_errors = xml_errors(parts, &query, false);
+    })?;
     ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, parts, raw_path)?;

@@ -239,7 +239,8 @@ mod tests {
              </SignedIdentifiers>"
         );
         assert_eq!(parse_acl(written.as_bytes()).expect("round trip"), acl);
-        let expiry_only = doc(&[ident("e", "<AccessPolicy><Expiry>2021-06-08T02:10:09Z</Expiry></AccessPolicy>")]);
+        let expiry_only =
+            doc(&[ident("e", "<AccessPolicy><Expiry>2021-06-08T02:10:09Z</Expiry></AccessPolicy>")]);
         let written = write_acl(&parse_acl(expiry_only.as_bytes()).expect("valid"));
         assert!(String::from_utf8(written).expect("utf8").contains(
             "<SignedIdentifier><Id>e</Id><AccessPolicy><Expiry>2021-06-08T02:10:09.0000000Z</Expiry>\

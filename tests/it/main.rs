@@ -23,3 +23,4 @@ mod tables;
 mod throttle;
 mod transfer;
 mod upgrade;
+mod wire_misc;

@@ -5,6 +5,7 @@ use aztable_engine::service::TableService;
 use aztable_insight::{Advisor, InsightOptions};
 use aztable_server::cli::{HealthcheckArgs, Invocation, Personality, ServeCommand};
 use aztable_server::config::{Args, Config};
+use aztable_server::http::ctx::VersionCheck;
 use aztable_server::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions};
 use aztable_store::Store;
 use aztable_wire::auth::Accounts;
@@ -184,7 +185,13 @@ async fn run(config: Config) -> Result<(), String> {
         service,
         accounts,
         options: HttpOptions {
-            skip_api_version_check: config.skip_api_version_check,
+            version_check: if config.skip_api_version_check {
+                VersionCheck::Skip
+            } else if config.strict_api_version {
+                VersionCheck::Strict
+            } else {
+                VersionCheck::Lenient
+            },
             disable_product_style_url: config.disable_product_style_url,
             loose: config.loose,
             https: config.tls.is_some(),

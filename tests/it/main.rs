@@ -25,3 +25,4 @@ mod transfer;
 mod upgrade;
 mod wire_routing;
 mod wire_values;
+mod wire_misc;

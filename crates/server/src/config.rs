@@ -49,10 +49,18 @@ pub struct Args {
     #[arg(short = 'L', long = "loose")]
     pub loose: bool,
 
-    /// Accept any x-ms-version header instead of answering 400 InvalidHeaderValue to
-    /// versions newer than this server knows.
+    /// Accept any x-ms-version header, malformed or older than the oldest service version
+    /// too, and echo it as sent (wins over --strictApiVersion).
     #[arg(long = "skipApiVersionCheck")]
     pub skip_api_version_check: bool,
+
+    /// Refuse an x-ms-version newer than this server knows (400 InvalidHeaderValue, as
+    /// Azurite does) instead of serving it as the newest version it knows.
+    /// Env: AZTABLE_STRICT_API_VERSION (`1`, `true`, `yes`, `on`; `0`, `false`, `no`,
+    /// `off` or empty: off).
+    #[arg(long = "strictApiVersion", env = "AZTABLE_STRICT_API_VERSION", action = clap::ArgAction::SetTrue,
+          value_parser = clap::builder::FalseyValueParser::new())]
+    pub strict_api_version: bool,
 
     /// Never read the account from the host name (`<account>.table.localhost`); always
     /// from the first path segment.
@@ -248,6 +256,8 @@ pub struct Config {
     pub debug_log: Option<PathBuf>,
     pub loose: bool,
     pub skip_api_version_check: bool,
+    /// `--strictApiVersion`.
+    pub strict_api_version: bool,
     pub disable_product_style_url: bool,
     /// Value of `AZURITE_ACCOUNTS` (`name1:key1:key2;name2:key1`), if set.
     pub extra_accounts: Option<String>,
@@ -341,6 +351,7 @@ impl Config {
             debug_log: args.debug,
             loose: args.loose,
             skip_api_version_check: args.skip_api_version_check,
+            strict_api_version: args.strict_api_version,
             disable_product_style_url: args.disable_product_style_url,
             extra_accounts: azurite_accounts.filter(|s| !s.trim().is_empty()),
             tls,
@@ -464,8 +475,11 @@ mod tests {
         assert_eq!(c.listen.to_string(), "0.0.0.0:0");
         assert_eq!(c.data_dir, None);
         assert!(c.silent && c.loose && c.skip_api_version_check && c.disable_product_style_url);
+        assert!(!c.strict_api_version);
         assert_eq!(c.debug_log.as_deref(), Some(std::path::Path::new("/tmp/debug.log")));
         assert_eq!(c.extra_accounts.as_deref(), Some("acct:a2V5"));
+        let c = Config::from_args(Args::parse_from(["aztable", "--strictApiVersion"]), None).unwrap();
+        assert!(c.strict_api_version && !c.skip_api_version_check);
     }
 
     #[test]

@@ -155,8 +155,15 @@ impl Partitions {
 
     /// Lists tables of an account in (case-insensitive) name order, starting at
     /// `from` (a lowercase name, inclusive), at most `limit` of those `keep` accepts;
-    /// also returns the lowercase name the next page starts at, if any. A page also
-    /// ends after [`MAX_TABLES_EXAMINED`] tables were read.
+    /// also returns the lowercase name the next page starts at, if any.
+    ///
+    /// A full page looks further for one more table `keep` accepts: the continuation
+    /// (the table right after the page) is returned only if there is one, so a filtered
+    /// listing whose matches are used up ends without a continuation, as the service's
+    /// does (`TableName ge 'a' and TableName lt 'b'` with `$top`: its last full page has
+    /// none), instead of making a client ask for an empty page. A page also ends after
+    /// [`MAX_TABLES_EXAMINED`] tables were read (looked-ahead ones included), with a
+    /// continuation where it stopped.
     pub fn list_tables(
         &self,
         account: &str,
@@ -170,14 +177,22 @@ impl Partitions {
             None => start,
         };
         let mut out = Vec::new();
+        // the first table after a full page: the continuation, if another match follows
+        let mut after_page: Option<Option<String>> = None;
         for (examined, item) in self.store.scan(&start, &end).enumerate() {
             let (k, v) = item?;
-            if out.len() == limit || examined == MAX_TABLES_EXAMINED {
-                let next = keys::decode_table_key(&k).map(|(_, lower)| lower);
-                return Ok((out, next));
+            let here = || keys::decode_table_key(&k).map(|(_, lower)| lower);
+            if examined == MAX_TABLES_EXAMINED {
+                return Ok((out, after_page.unwrap_or_else(here)));
+            }
+            if out.len() == limit && after_page.is_none() {
+                after_page = Some(here());
             }
             let rec = codec::decode_table(&v)?;
             if keep(&rec.name) {
+                if let Some(next) = after_page {
+                    return Ok((out, next));
+                }
                 out.push(TableInfo { id: rec.id, name: rec.name });
             }
         }

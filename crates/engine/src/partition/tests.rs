@@ -59,6 +59,48 @@ fn list_tables_pages() {
 }
 
 #[test]
+fn a_full_page_has_a_continuation_only_if_another_table_matches() {
+    let p = parts();
+    for n in ["zzza0", "zzza1", "ZZZA2", "zzza3", "zzzb4", "zzzb5"] {
+        p.create_table("acct", n).unwrap();
+    }
+    let in_range = |name: &str| name.to_ascii_lowercase().starts_with("zzza");
+    let (page, next) = p.list_tables("acct", None, 2, in_range).unwrap();
+    let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!((names, next.as_deref()), (vec!["zzza0", "zzza1"], Some("zzza2")));
+    // full, and only non-matching tables follow: no continuation
+    let (page, next) = p.list_tables("acct", next.as_deref(), 2, in_range).unwrap();
+    let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!((names, next), (vec!["ZZZA2", "zzza3"], None));
+    // a match after non-matching ones: the continuation is the first table after the page
+    let (page, next) = p.list_tables("acct", None, 1, |n| n != "zzza1" && n != "ZZZA2").unwrap();
+    assert_eq!((page[0].name.as_str(), next.as_deref()), ("zzza0", Some("zzza1")));
+    // full at the end of the catalog
+    let (page, next) = p.list_tables("acct", Some("zzzb5"), 1, |_| true).unwrap();
+    assert_eq!((page.len(), next), (1, None));
+}
+
+#[test]
+fn a_table_listing_cut_by_its_budget_keeps_its_continuation() {
+    let p = parts();
+    let n = super::tables::MAX_TABLES_EXAMINED + 2;
+    let names: Vec<String> = (0..n).map(|i| format!("t{i:06}")).collect();
+    for name in &names {
+        p.create_table("acct", name).unwrap();
+    }
+    let last = names.last().cloned().unwrap_or_default();
+    // a page full at once, then a look ahead for a match that runs out of budget
+    let (page, next) = p.list_tables("acct", None, 1, |name| name == "t000000" || name == last).unwrap();
+    assert_eq!(page.len(), 1);
+    assert_eq!(next.as_deref(), Some("t000001"));
+    // a page that never fills, cut by the budget
+    let (page, next) = p.list_tables("acct", None, 5, |name| name == last).unwrap();
+    assert!(page.is_empty());
+    let cut = format!("t{:06}", super::tables::MAX_TABLES_EXAMINED);
+    assert_eq!(next, Some(cut));
+}
+
+#[test]
 fn delete_table_drops_entities_and_recreate_is_empty() {
     let p = parts();
     p.create_table("a", "tbl").unwrap();
@@ -876,4 +918,42 @@ fn a_failed_sync_fails_the_write() {
     // the next write's sync covers both
     rt.block_on(write("r2")).unwrap();
     assert!(store.pending.lock().unwrap().is_empty());
+}
+
+proptest::proptest! {
+    /// Paging through the table catalog with random page sizes and a random name
+    /// predicate returns exactly the matching tables in lowercase-name order, each once,
+    /// and a page has a continuation only while a matching table remains at or after it.
+    #[test]
+    fn table_paging_ends_with_the_last_match(
+        names in proptest::collection::btree_set("[aAbB0]{3,5}", 0..30),
+        wanted in "[ab]{1,3}",
+        tops in proptest::collection::vec(1usize..5, 1..4),
+    ) {
+        let p = parts();
+        let mut created: Vec<String> = Vec::new();
+        for n in &names {
+            // names equal but for their case are one table
+            if p.create_table("acct", n).is_ok() {
+                created.push(n.clone());
+            }
+        }
+        created.sort_by_key(|n| n.to_ascii_lowercase());
+        let keep = |n: &str| n.to_ascii_lowercase().starts_with(&wanted);
+        let expected: Vec<&String> = created.iter().filter(|n| keep(n)).collect();
+        let mut got: Vec<String> = Vec::new();
+        let mut from: Option<String> = None;
+        for page in 0.. {
+            proptest::prop_assert!(page <= created.len(), "no progress");
+            let top = tops[page % tops.len()];
+            let (tables, next) = p.list_tables("acct", from.as_deref(), top, keep).unwrap();
+            proptest::prop_assert!(tables.len() <= top);
+            got.extend(tables.into_iter().map(|t| t.name));
+            let Some(next) = next else { break };
+            let remains = created.iter().any(|n| n.to_ascii_lowercase() >= next && keep(n));
+            proptest::prop_assert!(remains, "a continuation {} with no match after it", next);
+            from = Some(next);
+        }
+        proptest::prop_assert_eq!(got.iter().collect::<Vec<_>>(), expected);
+    }
 }

@@ -169,14 +169,37 @@ fn load(s: &TableService, entities: Vec<NewEntity>) -> Vec<Entity> {
     all.into_values().collect()
 }
 
+/// Whether the entity lies in the key range, by a model of it: tuples of UTF-16 vectors;
+/// a bound without a RowKey stands for its whole partition (KeyBound's documentation).
+fn in_range(w: &KeyRange, e: &Entity) -> bool {
+    let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+    let me = (utf16(&e.partition_key), utf16(&e.row_key));
+    let lower_ok = w.lower.as_ref().is_none_or(|b| match (&b.rk, b.inclusive) {
+        (Some(rk), true) => me >= (utf16(&b.pk), utf16(rk)),
+        (Some(rk), false) => me > (utf16(&b.pk), utf16(rk)),
+        (None, true) => me.0 >= utf16(&b.pk),
+        (None, false) => me.0 > utf16(&b.pk),
+    });
+    let upper_ok = w.upper.as_ref().is_none_or(|b| match (&b.rk, b.inclusive) {
+        (Some(rk), true) => me <= (utf16(&b.pk), utf16(rk)),
+        (Some(rk), false) => me < (utf16(&b.pk), utf16(rk)),
+        (None, true) => me.0 <= utf16(&b.pk),
+        (None, false) => me.0 < utf16(&b.pk),
+    });
+    lower_ok && upper_ok
+}
+
 /// Pages through a query with the page sizes `tops` (cycled) and the budget, checking
-/// each page's shape; returns the concatenated pages and the number of pages.
+/// each page's shape, and that a page has a continuation only while `remains` says
+/// that something the query may still return lies at or after it (no last request for
+/// an empty page); returns the concatenated pages and the number of pages.
 fn page_through(
     s: &TableService,
     filter: Option<&Expr>,
     within: Option<&KeyRange>,
     tops: &[usize],
     budget: usize,
+    remains: &dyn Fn(&(String, String)) -> bool,
 ) -> Result<(Vec<Entity>, usize), TestCaseError> {
     let mut out: Vec<Entity> = Vec::new();
     let mut start: Option<(String, String)> = None;
@@ -192,6 +215,7 @@ fn page_through(
         }
         out.extend(page.entities);
         let Some(next) = page.next else { return Ok((out, pages)) };
+        prop_assert!(remains(&next), "a continuation {next:?} past every row in range");
         // Progress: the continuation moves strictly forward.
         let u = |(p, r): &(String, String)| {
             (p.encode_utf16().collect::<Vec<u16>>(), r.encode_utf16().collect::<Vec<u16>>())
@@ -223,29 +247,17 @@ fn check_query_on(
     budget: usize,
 ) -> Result<(), TestCaseError> {
     let all = load(s, entities);
-    let visible = |e: &Entity| {
-        within.as_ref().is_none_or(|w| {
-            // the model of a key range: tuples of UTF-16 vectors; a bound without a
-            // RowKey stands for its whole partition (KeyBound's documentation)
-            let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
-            let me = (utf16(&e.partition_key), utf16(&e.row_key));
-            let lower_ok = w.lower.as_ref().is_none_or(|b| match (&b.rk, b.inclusive) {
-                (Some(rk), true) => me >= (utf16(&b.pk), utf16(rk)),
-                (Some(rk), false) => me > (utf16(&b.pk), utf16(rk)),
-                (None, true) => me.0 >= utf16(&b.pk),
-                (None, false) => me.0 > utf16(&b.pk),
-            });
-            let upper_ok = w.upper.as_ref().is_none_or(|b| match (&b.rk, b.inclusive) {
-                (Some(rk), true) => me <= (utf16(&b.pk), utf16(rk)),
-                (Some(rk), false) => me < (utf16(&b.pk), utf16(rk)),
-                (None, true) => me.0 <= utf16(&b.pk),
-                (None, false) => me.0 < utf16(&b.pk),
-            });
-            lower_ok && upper_ok
-        })
-    };
+    let visible = |e: &Entity| within.as_ref().is_none_or(|w| in_range(w, e));
     let expected: Vec<&Entity> = all.iter().filter(|e| visible(e) && model_eval(&filter, e)).collect();
-    let (got, _) = page_through(s, Some(&filter), within.as_ref(), &tops, budget)?;
+    // What a continuation may point before: a visible row at or after it in one of the
+    // key ranges the filter plans (the planner's ranges hold every match; rows past
+    // all of them are never worth another request).
+    let planned = filter::plan::plan_ranges(&filter);
+    let remains = |from: &(String, String)| {
+        let from = (from.0.encode_utf16().collect::<Vec<u16>>(), from.1.encode_utf16().collect::<Vec<u16>>());
+        all.iter().any(|e| utf16_key(e) >= from && visible(e) && planned.iter().any(|r| in_range(r, e)))
+    };
+    let (got, _) = page_through(s, Some(&filter), within.as_ref(), &tops, budget, &remains)?;
     let keys =
         |v: &[&Entity]| v.iter().map(|e| (e.partition_key.clone(), e.row_key.clone())).collect::<Vec<_>>();
     let got_refs: Vec<&Entity> = got.iter().collect();
@@ -295,7 +307,11 @@ proptest! {
     ) {
         let s = svc();
         let all = load(&s, entities);
-        let (got, _) = page_through(&s, None, None, &tops, budget)?;
+        let remains = |from: &(String, String)| {
+            let from = (from.0.encode_utf16().collect::<Vec<u16>>(), from.1.encode_utf16().collect::<Vec<u16>>());
+            all.iter().any(|e| utf16_key(e) >= from)
+        };
+        let (got, _) = page_through(&s, None, None, &tops, budget, &remains)?;
         prop_assert!(got == all);
     }
 }
@@ -383,6 +399,31 @@ fn a_page_full_at_a_range_end_continues_at_the_next_range() {
     let page = query(&s, "PartitionKey eq 'a' or PartitionKey eq 'b'", None, 2, 10_000);
     assert_eq!(keys(&page), [("a", "00"), ("a", "01")]);
     assert_eq!(page.next, None);
+}
+
+/// The Python SDK's recording of the real service (`test_query_entities_each_page`):
+/// 6 rows in `pk`, 4 in partitions after it, `PartitionKey eq 'pk'` 2 at a time; the
+/// third page is full and has no continuation.
+#[test]
+fn a_full_page_at_the_end_of_the_only_range_has_no_continuation() {
+    let s = svc();
+    let rows = ["10", "101", "1012", "10123", "101234", "1012345"];
+    for rk in rows {
+        s.insert_entity(ACCT, TABLE, new("pk", rk)).wait().expect("insert");
+    }
+    for pk in ["pk6", "pk67", "pk678", "pk6789"] {
+        s.insert_entity(ACCT, TABLE, new(pk, "r")).wait().expect("insert");
+    }
+    let f = "PartitionKey eq 'pk'";
+    let page = query(&s, f, None, 2, 10_000);
+    assert_eq!((keys(&page), next(&page)), (vec![("pk", "10"), ("pk", "101")], Some(("pk", "1012"))));
+    let page = query(&s, f, next(&page), 2, 10_000);
+    assert_eq!((keys(&page), next(&page)), (vec![("pk", "1012"), ("pk", "10123")], Some(("pk", "101234"))));
+    let page = query(&s, f, next(&page), 2, 10_000);
+    assert_eq!((keys(&page), next(&page)), (vec![("pk", "101234"), ("pk", "1012345")], None));
+    // a budget spent at the last row of the range: nothing left there either
+    let page = query(&s, f, Some(("pk", "101234")), 1000, 2);
+    assert_eq!((keys(&page).len(), next(&page)), (2, None));
 }
 
 #[test]

@@ -86,15 +86,32 @@ pub fn new_request_id() -> RequestId {
     RequestId(text)
 }
 
-/// Checks `x-ms-version` the way Azurite does: a well-formed version between the
-/// oldest service version and [`LATEST_VERSION`] is accepted (the check is skipped
-/// with `--skipApiVersionCheck`); no header means [`LATEST_VERSION`].
-pub fn check_version(headers: &HeaderMap, skip_check: bool) -> Result<String, ApiError> {
+/// How `x-ms-version` is checked (`--skipApiVersionCheck`, `--strictApiVersion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VersionCheck {
+    /// A well-formed version from the oldest on is served; one newer than
+    /// [`LATEST_VERSION`] is served as [`LATEST_VERSION`] (a client whose SDK moved to a
+    /// version released after this server never breaks).
+    #[default]
+    Lenient,
+    /// `--strictApiVersion`: a version newer than [`LATEST_VERSION`] is refused, as
+    /// Azurite refuses the versions it does not list.
+    Strict,
+    /// `--skipApiVersionCheck`: any value is served and echoed as sent.
+    Skip,
+}
+
+/// Checks `x-ms-version`: a well-formed version (`YYYY-MM-DD`) from the oldest service
+/// version on is served; a newer one than [`LATEST_VERSION`] is served as
+/// [`LATEST_VERSION`] (logged once per version), or refused under
+/// [`VersionCheck::Strict`]; [`VersionCheck::Skip`] serves anything. No header means
+/// [`LATEST_VERSION`].
+pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<String, ApiError> {
     let Some(v) = headers.get("x-ms-version") else {
         return Ok(LATEST_VERSION.to_owned());
     };
     let v = v.to_str().map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
-    if skip_check {
+    if check == VersionCheck::Skip {
         return Ok(v.to_owned());
     }
     let well_formed = v.len() == 10
@@ -105,16 +122,52 @@ pub fn check_version(headers: &HeaderMap, skip_check: bool) -> Result<String, Ap
             format!("The value for one of the HTTP headers is not in the correct format. x-ms-version: {v}"),
         ));
     }
-    if v > LATEST_VERSION {
+    if v <= LATEST_VERSION {
+        return Ok(v.to_owned());
+    }
+    if check == VersionCheck::Strict {
         return Err(ApiError::with_message(
             ErrorCode::InvalidHeaderValue,
             format!(
-                "The API version {v} is not supported by aztable (newest supported: {LATEST_VERSION}). \
-                 Upgrade aztable, or start it with --skipApiVersionCheck to accept any version."
+                "The API version {v} is not supported by aztable (newest supported: {LATEST_VERSION}; \
+                 --strictApiVersion refuses newer versions). Upgrade aztable, or start it without \
+                 --strictApiVersion to serve newer versions as {LATEST_VERSION}."
             ),
         ));
     }
-    Ok(v.to_owned())
+    if NEWER_SEEN.first_time(v) {
+        tracing::warn!(
+            "x-ms-version {v} is newer than the newest version aztable knows; served as {LATEST_VERSION} \
+             (--strictApiVersion refuses it instead)"
+        );
+    }
+    Ok(LATEST_VERSION.to_owned())
+}
+
+/// The newer versions already logged, process-wide.
+static NEWER_SEEN: SeenVersions = SeenVersions::new();
+
+/// Distinct values remembered so that each is logged once, at most [`SeenVersions::CAP`]
+/// of them: a client sending ever new versions cannot grow memory (past the cap nothing
+/// more is logged).
+struct SeenVersions(std::sync::Mutex<Vec<String>>);
+
+impl SeenVersions {
+    const CAP: usize = 16;
+
+    const fn new() -> Self {
+        SeenVersions(std::sync::Mutex::new(Vec::new()))
+    }
+
+    /// True the first time `v` is seen, while fewer than [`Self::CAP`] values were.
+    fn first_time(&self, v: &str) -> bool {
+        let mut seen = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if seen.len() >= Self::CAP || seen.iter().any(|s| s == v) {
+            return false;
+        }
+        seen.push(v.to_owned());
+        true
+    }
 }
 
 #[cfg(test)]
@@ -129,13 +182,34 @@ mod tests {
 
     #[test]
     fn version_check() {
-        assert_eq!(check_version(&HeaderMap::new(), false).unwrap(), LATEST_VERSION);
-        assert_eq!(check_version(&with_version("2019-02-02"), false).unwrap(), "2019-02-02");
-        let e = check_version(&with_version("2099-01-01"), false).unwrap_err();
+        use VersionCheck::{Lenient, Skip, Strict};
+        for check in [Lenient, Strict] {
+            assert_eq!(check_version(&HeaderMap::new(), check).unwrap(), LATEST_VERSION);
+            assert_eq!(check_version(&with_version("2019-02-02"), check).unwrap(), "2019-02-02");
+            assert_eq!(check_version(&with_version(LATEST_VERSION), check).unwrap(), LATEST_VERSION);
+            for bad in ["garbage", "2001-01-01", "2009-04-13", "2099-1-01", "2099-01-01 ", "2099/01/01"] {
+                let e = check_version(&with_version(bad), check).unwrap_err();
+                assert_eq!(e.code, ErrorCode::InvalidHeaderValue, "{bad}");
+            }
+        }
+        assert_eq!(check_version(&with_version("2099-01-01"), Lenient).unwrap(), LATEST_VERSION);
+        let e = check_version(&with_version("2099-01-01"), Strict).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidHeaderValue);
-        assert!(check_version(&with_version("garbage"), false).is_err());
-        assert!(check_version(&with_version("2001-01-01"), false).is_err());
-        assert_eq!(check_version(&with_version("2099-01-01"), true).unwrap(), "2099-01-01");
+        assert!(e.message.contains("--strictApiVersion"), "{}", e.message);
+        assert_eq!(check_version(&with_version("2099-01-01"), Skip).unwrap(), "2099-01-01");
+        assert_eq!(check_version(&with_version("garbage"), Skip).unwrap(), "garbage");
+    }
+
+    #[test]
+    fn newer_versions_are_remembered_once_and_boundedly() {
+        let seen = SeenVersions::new();
+        assert!(seen.first_time("2027-01-01"));
+        assert!(!seen.first_time("2027-01-01"));
+        for i in 1..SeenVersions::CAP {
+            assert!(seen.first_time(&format!("2028-01-{i:02}")), "{i}");
+        }
+        assert!(!seen.first_time("2029-01-01"), "past the cap nothing is added");
+        assert_eq!(seen.0.lock().unwrap().len(), SeenVersions::CAP);
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub(super) async fn dispatch(
     let uri = parts.uri.clone();
     let (path, query) = (uri.path(), uri.query());
     let origin = header(&parts.headers, "origin").map(str::to_owned);
+    let client_keeps = client_keeps_connection(&parts);
     // `--debug FILE`: the request in detail, secrets hidden
     tracing::debug!(
         target: "aztable::debug",
@@ -95,9 +96,10 @@ pub(super) async fn dispatch(
         }
     };
     let mut resp = response::finish(resp, &ctx);
-    // the idle timeout the connection has (see `server`), unless it is closing anyway
+    // the idle timeout the connection has (see `server`), unless it is closing anyway:
+    // the answer says `Connection: close`, or hyper will say it for a client that asked
     if let Some(keep_alive) = &state.options.keep_alive {
-        if !resp.headers().contains_key(http::header::CONNECTION) {
+        if client_keeps && !resp.headers().contains_key(http::header::CONNECTION) {
             resp.headers_mut().insert("keep-alive", keep_alive.clone());
         }
     }
@@ -117,6 +119,23 @@ pub(super) async fn dispatch(
         shown_query(query),
     );
     resp
+}
+
+/// Whether the client lets the connection stay open after this request (hyper answers
+/// `Connection: close` otherwise): HTTP/1.1 unless it sent `Connection: close`,
+/// HTTP/1.0 only with `Connection: keep-alive`.
+fn client_keeps_connection(parts: &Parts) -> bool {
+    let says = |token: &str| {
+        parts
+            .headers
+            .get_all(http::header::CONNECTION)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token))))
+    };
+    match parts.version {
+        http::Version::HTTP_10 | http::Version::HTTP_09 => says("keep-alive") && !says("close"),
+        _ => !says("close"),
+    }
 }
 
 /// The query string as logged (`?` and the query with secrets hidden, or nothing).
@@ -190,11 +209,10 @@ fn check_head(
 ) -> Result<(Endpoint, QueryParams), ApiError> {
     limits::check_head(&parts.uri, &parts.headers)?;
     let query = QueryParams::parse(parts.uri.query());
-    ctx.version =
-        ctx::check_version(&parts.headers, state.options.skip_api_version_check).inspect_err(|_| {
-            // an unusable version is answered as the newest version would be
-            ctx.xml_errors = xml_errors(parts, &query, false);
-        })?;
+    ctx.version = ctx::check_version(&parts.headers, state.options.version_check).inspect_err(|_| {
+        // an unusable version is answered as the newest version would be
+        ctx.xml_errors = xml_errors(parts, &query, false);
+    })?;
     ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, parts, raw_path)?;

@@ -33,7 +33,8 @@ use std::sync::Arc;
 /// Front-end switches from the command line.
 #[derive(Debug, Clone, Default)]
 pub struct HttpOptions {
-    pub skip_api_version_check: bool,
+    /// `--skipApiVersionCheck`, `--strictApiVersion`: how `x-ms-version` is checked.
+    pub version_check: ctx::VersionCheck,
     pub disable_product_style_url: bool,
     pub loose: bool,
     /// Served over TLS (`--cert`/`--key`): URLs in responses say `https`, and a SAS with

@@ -169,11 +169,17 @@ async fn host_style_urls_unless_disabled() {
 }
 
 #[tokio::test]
-async fn api_version_check_can_be_skipped() {
+async fn api_version_check_can_be_strict_or_skipped() {
+    use super::ctx::{VersionCheck, LATEST_VERSION};
     let req = || signed("GET", "/Tables", &[("x-ms-version", "2099-01-01")], "");
-    let (s, _, _) = call(&app(), req()).await;
+    let (s, h, _) = call(&app(), req()).await;
+    assert_eq!(s, 200, "a newer version is served as the newest known");
+    assert_eq!(h["x-ms-version"], LATEST_VERSION);
+    let opts = HttpOptions { version_check: VersionCheck::Strict, ..HttpOptions::default() };
+    let (s, _, body) = call(&app_with(opts), req()).await;
     assert_eq!(s, 400);
-    let opts = HttpOptions { skip_api_version_check: true, ..HttpOptions::default() };
+    assert_eq!(body["odata.error"]["code"], "InvalidHeaderValue");
+    let opts = HttpOptions { version_check: VersionCheck::Skip, ..HttpOptions::default() };
     let (s, h, _) = call(&app_with(opts), req()).await;
     assert_eq!(s, 200);
     assert_eq!(h["x-ms-version"], "2099-01-01");

@@ -1,6 +1,15 @@
 //! HTTPS: the certificate and key of `--cert` (PEM with `--key`, or PFX with `--pwd`),
 //! and the handshake of each accepted connection.
 //!
+//! The chain and key are handed to rustls as they are (a [`ResolvesServerCert`] that
+//! always answers with them) after checking that the key is the certificate's. That
+//! check parses the certificate with rustls (webpki), which refuses an X.509 version 1
+//! certificate, the kind `openssl x509 -req` makes without extensions and Azurite's own
+//! test certificate is; such a certificate is parsed with `x509-parser` instead. rustls
+//! itself checks a certificate's version only when it verifies a peer's, so it serves a
+//! version 1 certificate, and a client that trusts it (OpenSSL's, .NET's, Node's do;
+//! webpki-based ones refuse it) connects.
+//!
 //! Each handshake runs in its connection's own task (see `server.rs`), within
 //! [`HANDSHAKE_TIMEOUT`] and holding one of the `--maxConnections` places, so a client
 //! that connects and stalls neither holds up the others nor goes uncounted.
@@ -13,7 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::rustls::{self, ServerConfig};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
+use tokio_rustls::rustls::{self, InconsistentKeys, ServerConfig};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
@@ -32,14 +43,49 @@ pub fn load_config(source: &TlsSource) -> Result<Arc<ServerConfig>, String> {
         TlsSource::Pfx { file, .. } => file,
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let signing_key =
+        provider.key_provider.load_private_key(key).map_err(|e| certificate_error(cert_file, &e))?;
+    let certified = CertifiedKey::new(certs, signing_key);
+    check_key_fits(&certified).map_err(|e| certificate_error(cert_file, &e))?;
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| certificate_error(cert_file, &e))?;
+        .with_cert_resolver(Arc::new(OneCertificate(Arc::new(certified))));
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// The certificate chain and key served on every connection.
+#[derive(Debug)]
+struct OneCertificate(Arc<CertifiedKey>);
+
+impl ResolvesServerCert for OneCertificate {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(Arc::clone(&self.0))
+    }
+}
+
+/// Checks that the private key is the end-entity certificate's, as rustls's
+/// `with_single_cert` does (a key whose public half rustls cannot tell passes, as
+/// there), with `x509-parser` for a version 1 certificate, which rustls cannot parse.
+fn check_key_fits(certified: &CertifiedKey) -> Result<(), rustls::Error> {
+    match certified.keys_match() {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(InconsistentKeys::Unknown)) => Ok(()),
+        Err(e) if e.to_string().contains("UnsupportedCertVersion") => {
+            let Some(key_spki) = certified.key.public_key() else { return Ok(()) };
+            let der = certified.end_entity_cert()?;
+            let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).map_err(|_| e.clone())?;
+            if cert.version() != x509_parser::x509::X509Version::V1 {
+                return Err(e);
+            }
+            match cert.public_key().raw == key_spki.as_ref() {
+                true => Ok(()),
+                false => Err(InconsistentKeys::KeyMismatch.into()),
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 type CertAndKey = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
@@ -87,17 +133,7 @@ fn load_pfx(file: &Path, password: &str) -> Result<CertAndKey, String> {
 
 /// Explains why a certificate was refused, and what to do about it.
 fn certificate_error(file: &Path, e: &rustls::Error) -> String {
-    let text = e.to_string();
-    if text.contains("UnsupportedCertVersion") {
-        return format!(
-            "{}: the certificate is X.509 version 1, which TLS libraries refuse for a server. \
-             Make a version 3 certificate: `openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem \
-             -out cert.pem -days 365 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1` \
-             (or mkcert 127.0.0.1), then --cert cert.pem --key key.pem.",
-            file.display()
-        );
-    }
-    format!("{}: the certificate and the private key do not fit together: {text}", file.display())
+    format!("{}: the certificate and the private key do not fit together (rustls: {e})", file.display())
 }
 
 /// The TLS side of a new connection: plain HTTP is answered (see [`refuse_plain_http`]);

@@ -15,7 +15,10 @@
 //! absent); `Start`/`Expiry` in the ISO 8601 forms of [`aztable_model::policy::parse_time`];
 //! `Permission` only letters from `raud`. An empty body clears the ACL. Every violation is
 //! 400 `InvalidXmlDocument` (Azurite uses that code for the count and permission checks).
-//! Times are written back with seven fractional digits, as the service does.
+//! Times are written back with seven fractional digits, as the service does; Get Table ACL
+//! writes only the fields that were set, and no `<AccessPolicy>` at all for an identifier
+//! with none (the real service's answer, recorded by the Python SDK's
+//! `test_set_table_acl_with_empty_signed_identifier`).
 
 use super::{bad_value, invalid_xml, parse_document, push_leaf, Element, XML_DECL};
 use aztable_model::error::ApiError;
@@ -100,6 +103,12 @@ pub fn write_acl(acl: &[SignedIdentifier]) -> Vec<u8> {
     for s in acl {
         out.push_str("<SignedIdentifier>");
         push_leaf(&mut out, "Id", &s.id);
+        if s.start.is_none() && s.expiry.is_none() && s.permission.is_none() {
+            // The service writes no `<AccessPolicy>` for a policy with no field set, however
+            // it was sent (absent, `<AccessPolicy />`, or only empty children).
+            out.push_str("</SignedIdentifier>");
+            continue;
+        }
         out.push_str("<AccessPolicy>");
         if let Some(t) = s.start {
             push_leaf(&mut out, "Start", &t.to_rfc3339_7());
@@ -199,6 +208,44 @@ mod tests {
             parse_acl(body.as_bytes()).expect("empty fields"),
             vec![SignedIdentifier { id: "a".into(), ..SignedIdentifier::default() }]
         );
+    }
+
+    /// The Python SDK's recording of the real service: `null` (no `<AccessPolicy>`), `empty`
+    /// (`<AccessPolicy />`), `partial` (a permission only) and `full`.
+    #[test]
+    fn empty_and_partial_policies_are_written_as_the_service_does() {
+        let body = doc(&[
+            ident("null", ""),
+            ident("empty", "<AccessPolicy />"),
+            ident("blank", "<AccessPolicy><Start/><Permission></Permission></AccessPolicy>"),
+            ident("partial", "<AccessPolicy><Permission>r</Permission></AccessPolicy>"),
+            ident(
+                "full",
+                "<AccessPolicy><Start>2021-06-08T02:10:09Z</Start><Expiry>2021-06-08T02:10:09Z</Expiry>\
+                 <Permission>r</Permission></AccessPolicy>",
+            ),
+        ]);
+        let acl = parse_acl(body.as_bytes()).expect("valid");
+        let written = String::from_utf8(write_acl(&acl)).expect("utf8");
+        assert_eq!(
+            written,
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers>\
+             <SignedIdentifier><Id>null</Id></SignedIdentifier>\
+             <SignedIdentifier><Id>empty</Id></SignedIdentifier>\
+             <SignedIdentifier><Id>blank</Id></SignedIdentifier>\
+             <SignedIdentifier><Id>partial</Id><AccessPolicy><Permission>r</Permission></AccessPolicy></SignedIdentifier>\
+             <SignedIdentifier><Id>full</Id><AccessPolicy><Start>2021-06-08T02:10:09.0000000Z</Start>\
+             <Expiry>2021-06-08T02:10:09.0000000Z</Expiry><Permission>r</Permission></AccessPolicy></SignedIdentifier>\
+             </SignedIdentifiers>"
+        );
+        assert_eq!(parse_acl(written.as_bytes()).expect("round trip"), acl);
+        let expiry_only =
+            doc(&[ident("e", "<AccessPolicy><Expiry>2021-06-08T02:10:09Z</Expiry></AccessPolicy>")]);
+        let written = write_acl(&parse_acl(expiry_only.as_bytes()).expect("valid"));
+        assert!(String::from_utf8(written).expect("utf8").contains(
+            "<SignedIdentifier><Id>e</Id><AccessPolicy><Expiry>2021-06-08T02:10:09.0000000Z</Expiry>\
+             </AccessPolicy></SignedIdentifier>"
+        ));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! account-level requests addressed under a table ([`UnderTable`]).
 
 use super::super::ctx::RequestCtx;
+use super::super::error_response::render;
 use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content};
 use super::super::AppState;
@@ -40,12 +41,24 @@ pub(super) fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Res
     let body = body_format(req, ctx)?;
     let format = negotiate(req, ctx)?;
     let name = odata::read_table_name(body, &req.body)?;
-    let name = state.service.create_table(&ctx.account, &name)?;
+    let prefer = Prefer::parse(header(&req.headers, "prefer"));
+    let name = match state.service.create_table(&ctx.account, &name) {
+        Ok(name) => name,
+        Err(e) => return already_exists(e.into(), prefer, ctx),
+    };
     let location = format!("{}/Tables('{}')", ctx.base_url, name);
     let headers = [("location", location.clone().into()), ("dataserviceid", location.into())];
-    Ok(created(Prefer::parse(header(&req.headers, "prefer")), headers, format.entry_content_type(), || {
-        format.table(&name, &urls(ctx), wall_now())
-    }))
+    Ok(created(prefer, headers, format.entry_content_type(), || format.table(&name, &urls(ctx), wall_now())))
+}
+
+/// A refused Create Table. The service's 409 `TableAlreadyExists` still says
+/// `Preference-Applied` when `Prefer` was sent (the Java SDK's recording of the real
+/// service, `AzureTableImplTest.createTableDuplicateNameImpl`); other errors do not.
+fn already_exists(e: ApiError, prefer: Option<Prefer>, ctx: &RequestCtx) -> Result<Response, ApiError> {
+    let Some(prefer) = prefer.filter(|_| e.code == ErrorCode::TableAlreadyExists) else { return Err(e) };
+    let mut resp = render(&e, ctx);
+    resp.headers_mut().insert("preference-applied", http::HeaderValue::from_static(prefer.applied()));
+    Ok(resp)
 }
 
 pub(super) fn get_table(

@@ -23,6 +23,6 @@ mod tables;
 mod throttle;
 mod transfer;
 mod upgrade;
+mod wire_misc;
 mod wire_routing;
 mod wire_values;
-mod wire_misc;

@@ -9,23 +9,12 @@ use axum::response::Response;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::endpoint::Endpoint;
 
-/// The table a request addresses, if its URL names one.
+/// The table a request addresses, if its URL names one: the table operations'
+/// `Tables('…')` as well as every operation inside a table.
 fn url_table(endpoint: &Endpoint) -> Option<&str> {
-    use Endpoint::*;
     match endpoint {
-        GetTable { table }
-        | DeleteTable { table }
-        | QueryEntities { table }
-        | InsertEntity { table }
-        | GetEntity { table, .. }
-        | UpdateEntity { table, .. }
-        | MergeEntity { table, .. }
-        | DeleteEntity { table, .. }
-        | GetTableAcl { table }
-        | SetTableAcl { table }
-        | UnderTable { table, .. } => Some(table),
-        QueryTables | CreateTable | Batch | GetServiceProperties | SetServiceProperties | GetServiceStats
-        | Preflight => None,
+        Endpoint::GetTable { table } | Endpoint::DeleteTable { table } => Some(table),
+        other => other.url_table(),
     }
 }
 

@@ -281,8 +281,9 @@ fn route_under_table(method: &str, table: &str, resource: &str) -> Result<Endpoi
         return invalid();
     }
     let tables = |r: &str| r.eq_ignore_ascii_case("Tables") || r.eq_ignore_ascii_case("Tables()");
-    let keyed_tables =
-        resource.len() > 7 && resource[..7].eq_ignore_ascii_case("Tables(") && resource.ends_with(')');
+    let keyed_tables = resource.len() > 7
+        && resource.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("Tables("))
+        && resource.ends_with(')');
     let resource = match method {
         "POST" if tables(resource) => UnderTable::CreateTable,
         "GET" if tables(resource) => UnderTable::QueryTables,
@@ -456,5 +457,9 @@ mod tests {
         let r = Endpoint::route("PUT", "/", Some("properties"), Some("service"));
         assert_eq!(r, Ok(SetServiceProperties));
         assert_eq!(under("t", U::Batch).map(|e| e.url_table().map(str::to_owned)), Ok(Some(s("t"))));
+        // a resource whose seventh byte falls inside a character (found by the fuzz target)
+        let code = |m, p| Endpoint::route(m, p, None, None).map_err(|e| e.code.as_str().to_owned());
+        assert_eq!(code("DELETE", "/t/Tables\u{e9}(x)"), Err(s("InvalidUri")));
+        assert_eq!(code("DELETE", "/t/P(\u{167f}\u{c}='\u{f}0"), Err(s("InvalidUri")));
     }
 }

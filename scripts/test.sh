@@ -11,17 +11,26 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/aztable/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-# phase NAME COMMAND...: runs COMMAND, then prints how long it took; stops the script
-# if it failed. COMMAND runs in a condition, where `set -e` does not apply, so the
-# functions below chain their steps with &&.
+# Each phase's wall time, one "NAME<TAB>SECONDS<TAB>ok|FAILED" line each, outside the
+# clone (the README's figures for a run come from it).
+REPORT="${AZTABLE_TEST_REPORT:-$CARGO_TARGET_DIR/test-phases.tsv}"
+mkdir -p "$(dirname "$REPORT")"
+: >"$REPORT"
+run_start=$SECONDS
+
+# phase NAME COMMAND...: runs COMMAND, then prints how long it took and adds it to the
+# report; stops the script if it failed. COMMAND runs in a condition, where `set -e`
+# does not apply, so the functions below chain their steps with &&.
 phase() {
   local name=$1 start=$SECONDS
   shift
   echo "== $name"
   if "$@"; then
     echo "== phase: $name ($((SECONDS - start)) s)"
+    printf '%s\t%s\tok\n' "$name" "$((SECONDS - start))" >>"$REPORT"
   else
     echo "== phase: $name FAILED ($((SECONDS - start)) s)"
+    printf '%s\t%s\tFAILED\n' "$name" "$((SECONDS - start))" >>"$REPORT"
     exit 1
   fi
 }
@@ -63,3 +72,5 @@ phase "browser" python3 tests/browser/insight_page.py "$CARGO_TARGET_DIR/debug/a
 # First the gate itself: a planted crashing input must fail a fuzz run.
 phase "fuzz gate self-test" scripts/fuzz.sh --self-test
 phase "fuzz smoke" scripts/fuzz.sh 10
+printf 'total\t%s\tok\n' "$((SECONDS - run_start))" >>"$REPORT"
+echo "== all phases passed in $((SECONDS - run_start)) s (report: $REPORT)"

@@ -41,6 +41,16 @@ impl Entity {
         }
     }
 
+    /// The entity borrowed as an [`EntityView`].
+    pub fn view(&self) -> EntityView<'_> {
+        EntityView {
+            partition_key: &self.partition_key,
+            row_key: &self.row_key,
+            timestamp: self.timestamp,
+            properties: self.properties.iter().map(|(n, v)| (n.as_str(), v.borrowed())).collect(),
+        }
+    }
+
     /// Returns the weak ETag the service derives from the timestamp:
     /// `W/"datetime'2020-10-09T17%3A00%3A02.4923650Z'"`.
     pub fn etag(&self) -> String {

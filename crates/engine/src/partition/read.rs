@@ -17,7 +17,7 @@ use aztable_store::{codec, keys, Store, StoreError};
 impl Partitions {
     /// Reads one entity without taking any lock (but for the rare read that meets a
     /// concurrent write between the entity's head and its heap: see the torn-row rule).
-    /// Goes through the entity cache.
+    /// Goes through the entity cache. [`Partitions::get_entity_with`], owned.
     pub fn get_entity(
         &self,
         account: &str,
@@ -25,33 +25,13 @@ impl Partitions {
         pk: &str,
         rk: &str,
     ) -> Result<Option<Entity>, super::PartitionError> {
-        let table_id = self.table_id(account, table)?.ok_or(super::PartitionError::TableNotFound)?;
-        let key = keys::entity_key(table_id, pk, rk);
-        if let Some((head, heap)) = self.entity_cache.get(&key) {
-            return Ok(Some(codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?));
-        }
-        // taken before reading, so a write landing meanwhile keeps the read out of the cache
-        let generation = self.entity_cache.generation(&key);
-        let Some(head) = self.store.get(&key)? else {
-            return Ok(None);
-        };
-        let decoded = read_heap(self.store.as_ref(), &key, &head).and_then(|heap| {
-            Ok((codec::decode_entity(pk.to_owned(), rk.to_owned(), &head, heap.as_deref())?, heap))
-        });
-        match decoded {
-            Ok((e, heap)) => {
-                self.entity_cache.insert(&key, &head, heap.as_deref(), generation);
-                Ok(Some(e))
-            }
-            Err(StoreError::Torn) => Ok(self.reread_torn(table_id, &key, pk, rk)?),
-            Err(e) => Err(e.into()),
-        }
+        self.get_entity_with(account, table, pk, rk, |view| view.to_entity())
     }
 
-    /// A point read that hands the entity to `f` as a view of its stored bytes: from
-    /// the entity cache without copying a key, name or value (what a point read of a
-    /// hot entity spends most of its own time on otherwise); on a miss, as
-    /// [`Partitions::get_entity`] reads it.
+    /// The point read: hands the entity to `f` as a view of its stored bytes, from the
+    /// entity cache or from the store (then cached), without copying a key, name or
+    /// value (what a point read of a hot entity spends most of its own time on
+    /// otherwise). Takes no lock but for the torn-row rule's second read.
     pub fn get_entity_with<R>(
         &self,
         account: &str,
@@ -66,12 +46,36 @@ impl Partitions {
             let view = codec::decode_entity_view(pk, rk, &head, heap.as_deref())?;
             return Ok(Some(f(&view)));
         }
-        let Some(e) = self.get_entity(account, table, pk, rk)? else {
+        // taken before reading, so a write landing meanwhile keeps the read out of the cache
+        let generation = self.entity_cache.generation(&key);
+        let Some(head) = self.store.get(&key)? else {
             return Ok(None);
         };
-        let properties = e.properties.iter().map(|(n, v)| (n.as_str(), v.borrowed())).collect();
-        let view = EntityView { partition_key: pk, row_key: rk, timestamp: e.timestamp, properties };
-        Ok(Some(f(&view)))
+        let heap = match read_heap(self.store.as_ref(), &key, &head) {
+            Ok(heap) => heap,
+            Err(StoreError::Torn) => return self.reread_torn_with(table_id, &key, pk, rk, f),
+            Err(e) => return Err(e.into()),
+        };
+        match codec::decode_entity_view(pk, rk, &head, heap.as_deref()) {
+            Ok(view) => {
+                self.entity_cache.insert(&key, &head, heap.as_deref(), generation);
+                Ok(Some(f(&view)))
+            }
+            Err(StoreError::Torn) => self.reread_torn_with(table_id, &key, pk, rk, f),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// [`Partitions::reread_torn`], the entity handed to `f`.
+    fn reread_torn_with<R>(
+        &self,
+        table_id: u64,
+        key: &[u8],
+        pk: &str,
+        rk: &str,
+        f: impl FnOnce(&EntityView<'_>) -> R,
+    ) -> Result<Option<R>, super::PartitionError> {
+        Ok(self.reread_torn(table_id, key, pk, rk)?.map(|e| f(&e.view())))
     }
 
     /// The torn-row rule's second read: the entity under `key`, read with the

@@ -91,7 +91,8 @@ fn check_condition(current: Option<&Entity>, cond: &Condition) -> Result<(), Ser
 }
 
 impl TableService {
-    /// Point query: `GET /table(PartitionKey='..',RowKey='..')`.
+    /// Point query: `GET /table(PartitionKey='..',RowKey='..')`, owned
+    /// ([`TableService::get_entity_with`]).
     pub fn get_entity<'a>(
         &self,
         caller: impl Into<Caller<'a>>,
@@ -99,17 +100,12 @@ impl TableService {
         pk: &str,
         rk: &str,
     ) -> Result<Entity, ServiceError> {
-        let caller = caller.into();
-        caller.check_readable(pk, rk)?;
-        self.admit(caller.account, table, Some(pk), 1)?;
-        let found = self.parts.get_entity(caller.account, table, pk, rk)?;
-        self.note_point_read(caller.account, table, pk);
-        found.ok_or(ServiceError::ResourceNotFound)
+        self.get_entity_with(caller, table, pk, rk, |view| view.to_entity())
     }
 
-    /// Get Entity with the entity handed to `f` as a view of its stored bytes
-    /// ([`Partitions::get_entity_with`]): the same checks and answers as
-    /// [`TableService::get_entity`], without copying a cached entity.
+    /// Point query with the entity handed to `f` as a view of its stored bytes
+    /// ([`Partitions::get_entity_with`]): the caller's key range (a row outside it is not
+    /// found), throttling, the advisor's count.
     pub fn get_entity_with<'a, R>(
         &self,
         caller: impl Into<Caller<'a>>,

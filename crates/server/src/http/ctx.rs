@@ -32,6 +32,8 @@ pub struct RequestCtx {
     /// Errors are written as the service's XML error rather than OData JSON (Atom was
     /// negotiated or refused: see [`aztable_wire::odata::errors_in_xml`]).
     pub xml_errors: bool,
+    /// The REST operation, once routed (`"Unknown"` before): for the access log.
+    pub operation: &'static str,
 }
 
 impl RequestCtx {

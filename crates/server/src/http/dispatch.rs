@@ -52,8 +52,8 @@ pub(super) async fn dispatch(
         base_url: String::new(),
         sas: None,
         xml_errors: false,
+        operation: "Unknown",
     };
-    let mut op = "Unknown";
     // What the access log and CORS need after `handle` consumes the request head:
     // cheaper than cloning every header (the URI shares its bytes).
     let method = parts.method.clone();
@@ -70,7 +70,7 @@ pub(super) async fn dispatch(
         shown_query(query),
         super::redact::headers(&parts.headers),
     );
-    let result = match caught(handle(state, &mut ctx, &mut op, client, parts, body, started)).await {
+    let result = match caught(handle(state, &mut ctx, client, parts, body, started)).await {
         Ok(result) => result,
         Err(panic) => {
             tracing::error!(request_id = %ctx.request_id, panic = %panic, "request handler panicked");
@@ -110,7 +110,7 @@ pub(super) async fn dispatch(
         target: "aztable::access",
         client = client.map(tracing::field::display),
         method = %method,
-        operation = op,
+        operation = ctx.operation,
         status = resp.status().as_u16(),
         error_code = resp.headers().get("x-ms-error-code").and_then(|v| v.to_str().ok()),
         latency_us = started.elapsed().as_micros() as u64,
@@ -149,7 +149,6 @@ fn shown_query(query: Option<&str>) -> String {
 async fn handle(
     state: &AppState,
     ctx: &mut RequestCtx,
-    op: &mut &'static str,
     client: Option<SocketAddr>,
     parts: Parts,
     body: Body,
@@ -165,7 +164,7 @@ async fn handle(
     // unauthenticated client cannot make the server hold its body. A refused request's
     // small body is drained to keep the connection; a larger one's is not awaited, and
     // the answer closes the connection (`body::settle_refused`).
-    let (endpoint, query) = match check_head(state, ctx, op, client, &parts) {
+    let (endpoint, query) = match check_head(state, ctx, client, &parts) {
         Ok(checked) => checked,
         Err(mut e) => {
             settle_refused(body, &mut e, limits, started).await;
@@ -191,22 +190,38 @@ async fn handle(
     tracing::debug!(
         target: "aztable::debug",
         request_id = %ctx.request_id,
-        operation = *op,
+        operation = ctx.operation,
         handler_us = handler_started.elapsed().as_micros() as u64,
         "handled"
     );
     super::fault::after(armed, resp?)
 }
 
-/// The checks made on the request head: its size and URI, the version, the account, the
-/// route and the caller's authentication; the operation and its query options.
+/// The checks made on the request head, in stages, each taking what the one before
+/// produced: the head's limits and version ([`check_head_and_version`]), the account and the
+/// operation ([`route`]), the caller ([`authenticate`]). Each stage records in `ctx`
+/// what an error answer needs (version, error format, account, operation).
 fn check_head(
     state: &AppState,
     ctx: &mut RequestCtx,
-    op: &mut &'static str,
     client: Option<SocketAddr>,
     parts: &Parts,
 ) -> Result<(Endpoint, QueryParams), ApiError> {
+    let query = check_head_and_version(state, ctx, parts)?;
+    let routed = route(state, ctx, parts, &query)?;
+    if routed.endpoint != Endpoint::Preflight {
+        authenticate(state, ctx, client, parts, &query, &routed)?;
+    }
+    Ok((routed.endpoint, query))
+}
+
+/// The head's size and percent-escapes, the query options, `x-ms-version` and the
+/// error format it implies.
+fn check_head_and_version(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    parts: &Parts,
+) -> Result<QueryParams, ApiError> {
     limits::check_head(&parts.uri, &parts.headers)?;
     let query = QueryParams::parse(parts.uri.query());
     ctx.version = ctx::check_version(&parts.headers, state.options.version_check).inspect_err(|_| {
@@ -214,6 +229,25 @@ fn check_head(
         ctx.xml_errors = xml_errors(parts, &query, false);
     })?;
     ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
+    Ok(query)
+}
+
+/// A request routed: the REST operation, the method after `X-HTTP-Method`, and where
+/// the account sits in the URL.
+struct Routed<'a> {
+    endpoint: Endpoint,
+    method: &'a str,
+    account_ref: AccountRef<'a>,
+}
+
+/// The account (path- or host-style, `-secondary`), the response URLs' base, and the
+/// operation (`X-HTTP-Method` applied).
+fn route<'a>(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    parts: &'a Parts,
+    query: &QueryParams,
+) -> Result<Routed<'a>, ApiError> {
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, parts, raw_path)?;
     let host = header(&parts.headers, "host").unwrap_or("127.0.0.1");
@@ -242,7 +276,7 @@ fn check_head(
         _ => rest,
     };
     let endpoint = Endpoint::route(method, rest, query.comp.as_deref(), query.restype.as_deref())?;
-    *op = endpoint.name();
+    ctx.operation = endpoint.name();
     if !endpoint.is_odata() {
         // the XML APIs keep the OData JSON error (docs/compatibility.md)
         ctx.xml_errors = false;
@@ -251,44 +285,54 @@ fn check_head(
         // the service answers these in its XML error whatever was asked for
         ctx.xml_errors = true;
     }
+    Ok(Routed { endpoint, method, account_ref })
+}
 
-    if endpoint != Endpoint::Preflight {
-        let account = state.accounts.get(&ctx.account).ok_or_else(|| {
-            let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
-            e.auth_detail = Some(format!("The account '{}' does not exist on this server.", ctx.account));
-            e
-        })?;
-        let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
-        match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
-            (Some(token), _) => {
-                authorize_sas(state, ctx, client, parts, account, &token?, &endpoint)?;
-                // served under the token's version when the request names none
-                ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
-            }
-            (None, Some(token)) => authorize_bearer(ctx, token, &endpoint)?,
-            (None, None) => {
-                let auth_req = AuthRequest {
-                    method: parts.method.as_str(),
-                    raw_path,
-                    query: parts.uri.query(),
-                    headers: &parts.headers,
-                };
-                auth::authenticate(&auth_req, account, account_ref.path_prefix)?;
-                if !state.options.loose {
-                    check_date_skew(&parts.headers, chrono::Utc::now())?;
-                }
-            }
+/// Who is asking and whether they may: the account's key (SharedKey with its date
+/// window), a shared access signature or a bearer token; then the secondary's refusal
+/// of writes and the URL's table name, both after the caller is known.
+fn authenticate(
+    state: &AppState,
+    ctx: &mut RequestCtx,
+    client: Option<SocketAddr>,
+    parts: &Parts,
+    query: &QueryParams,
+    routed: &Routed<'_>,
+) -> Result<(), ApiError> {
+    let account = state.accounts.get(&ctx.account).ok_or_else(|| {
+        let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
+        e.auth_detail = Some(format!("The account '{}' does not exist on this server.", ctx.account));
+        e
+    })?;
+    let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
+    match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
+        (Some(token), _) => {
+            authorize_sas(state, ctx, client, parts, account, &token?, &routed.endpoint)?;
+            // served under the token's version when the request names none
+            ctx.xml_errors = xml_errors(parts, query, ctx.atom_allowed());
         }
-        if ctx.secondary && method != "GET" {
-            return Err(ApiError::new(ErrorCode::InsufficientAccountPermissions));
-        }
-        // the table a URL names is checked before it is looked up
-        if let Some(table) = endpoint.url_table() {
-            aztable_model::names::validate_url_table_name(table)?;
+        (None, Some(token)) => authorize_bearer(ctx, token, &routed.endpoint)?,
+        (None, None) => {
+            let auth_req = AuthRequest {
+                method: parts.method.as_str(),
+                raw_path: parts.uri.path(),
+                query: parts.uri.query(),
+                headers: &parts.headers,
+            };
+            auth::authenticate(&auth_req, account, routed.account_ref.path_prefix)?;
+            if !state.options.loose {
+                check_date_skew(&parts.headers, chrono::Utc::now())?;
+            }
         }
     }
-
-    Ok((endpoint, query))
+    if ctx.secondary && routed.method != "GET" {
+        return Err(ApiError::new(ErrorCode::InsufficientAccountPermissions));
+    }
+    // the table a URL names is checked before it is looked up
+    if let Some(table) = routed.endpoint.url_table() {
+        aztable_model::names::validate_url_table_name(table)?;
+    }
+    Ok(())
 }
 
 /// Whether errors for this request are written in XML ([`aztable_wire::odata::errors_in_xml`]).

@@ -20,6 +20,14 @@ pub struct BatchRequest {
     pub ops: Vec<BatchOp>,
 }
 
+impl BatchRequest {
+    /// The table the batch addresses: its first operation's (the parser refuses a change
+    /// set whose operations name another table), as that operation's URL spells it.
+    pub fn table(&self) -> Option<&str> {
+        self.ops.first().and_then(|op| op.endpoint.url_table())
+    }
+}
+
 /// What the batch holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchKind {

@@ -1,19 +1,19 @@
-//! The `$batch` handler: parse the multipart body, turn each operation into a
-//! [`BatchAction`] (authorized under the request's SAS), run the change set through the
-//! service, and answer 202 with the parts `batch` builds and writes.
+//! The `$batch` handler: parse the multipart body, read each operation with the same
+//! front end as a request of its own ([`entity_write`], authorized under the request's
+//! SAS), run the change set through the service in one call, and answer 202 with the
+//! parts `batch` builds and writes.
 
 use super::super::ctx::RequestCtx;
 use super::super::request::{header, Req};
 use super::super::response::build;
 use super::super::AppState;
-use super::entities::parse_condition;
-use super::{entity_at, entity_to_insert};
+use super::entity_write;
 use axum::response::Response;
-use aztable_engine::service::{BatchAction, BatchOutcome, ServiceError};
+use aztable_engine::service::{BatchOutcome, ServiceError};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::time::wall_now;
 use aztable_wire::batch::{
-    self, BatchError, BatchKind, BatchOp, ErrorPlacement, ErrorStamp, Limits, OpResult,
+    self, BatchError, BatchKind, BatchOp, BatchRequest, ErrorPlacement, ErrorStamp, Limits, OpResult,
 };
 use aztable_wire::endpoint::Endpoint;
 use aztable_wire::odata::{self, Format, Metadata, Urls};
@@ -48,7 +48,7 @@ pub(super) async fn batch(state: &AppState, ctx: &RequestCtx, req: &Req) -> Resu
     };
     match parsed.kind {
         BatchKind::Query => query_batch(state, ctx, &parsed.ops[0]),
-        BatchKind::ChangeSet => change_set(state, ctx, &parsed.ops).await,
+        BatchKind::ChangeSet => change_set(state, ctx, &parsed).await,
     }
 }
 
@@ -108,51 +108,16 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
     Urls { base: &ctx.base_url, account: &ctx.account }
 }
 
-/// Converts one change-set operation into an action on `table`; its body is read as
-/// its own `Content-Type` declares.
-fn to_action(ctx: &RequestCtx, op: &BatchOp) -> Result<(String, BatchAction), ApiError> {
-    let cond =
-        |required| parse_condition(op.header("if-match"), op.header("if-none-match").is_some(), required);
-    let body = match op.endpoint {
-        Endpoint::DeleteEntity { .. } => Format::Json(Metadata::Minimal),
-        _ => odata::body_format(op.header("content-type"), &op.body, ctx.atom_allowed())?,
-    };
-    let at = |pk: &str, rk: &str| entity_at(body, &op.body, pk.to_owned(), rk.to_owned());
-    Ok(match &op.endpoint {
-        Endpoint::InsertEntity { table } => {
-            (table.clone(), BatchAction::Insert(entity_to_insert(body, &op.body)?))
-        }
-        Endpoint::UpdateEntity { table, pk, rk } => {
-            let c = cond(false)?;
-            (table.clone(), BatchAction::Update(at(pk, rk)?, c))
-        }
-        Endpoint::MergeEntity { table, pk, rk } => {
-            let c = cond(false)?;
-            (table.clone(), BatchAction::Merge(at(pk, rk)?, c))
-        }
-        Endpoint::DeleteEntity { table, pk, rk } => (
-            table.clone(),
-            BatchAction::Delete { partition_key: pk.clone(), row_key: rk.clone(), cond: cond(true)? },
-        ),
-        other => {
-            return Err(ApiError::with_message(
-                ErrorCode::InvalidInput,
-                format!("{} is not allowed in a change set.", other.name()),
-            ))
-        }
-    })
-}
-
 /// Runs a change set; answers 202 (with the failing part if one failed), or refuses
 /// the whole request when it is over a throttling target.
-async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Result<Response, ApiError> {
+async fn change_set(state: &AppState, ctx: &RequestCtx, parsed: &BatchRequest) -> Result<Response, ApiError> {
+    let (ops, table) = (&parsed.ops, parsed.table().unwrap_or_default());
     let fail = |index: usize, err: &ApiError| {
         let xml = op_xml_errors(ctx, &ops[index]);
         let part = with_stamp(ctx, xml, |s| batch::op_error_part(s, index, err));
         let (ct, body) = batch::write_failure(ops[index].content_id.as_deref(), &part);
         accepted(ct, body)
     };
-    let mut table = String::new();
     let mut actions = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         if let Some(account) = op.account() {
@@ -161,24 +126,21 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resu
                 return Ok(fail(i, &ApiError::with_message(ErrorCode::InvalidInput, msg)));
             }
         }
-        // the SAS's permission and table for each operation; its key range is the
-        // service's to check, on the keys each operation ends up with
-        let checked =
-            checked_table(op).and_then(|()| to_action(ctx, op)).and_then(|(t, action)| match &ctx.sas {
-                Some(grant) => {
-                    grant.authorize(&op.endpoint, op.header("if-match").is_some()).map(|()| (t, action))
-                }
-                None => Ok((t, action)),
+        // what dispatch checks of a request of its own: the table's name, then the SAS's
+        // permission and table; its key range is the service's to check, on the keys
+        // each operation ends up with
+        let checked = checked_table(op)
+            .and_then(|()| entity_write(ctx, &op.endpoint, op, &op.body))
+            .and_then(|write| match &ctx.sas {
+                Some(grant) => grant.authorize(&op.endpoint, op.header("if-match").is_some()).map(|()| write),
+                None => Ok(write),
             });
         match checked {
-            Ok((t, action)) => {
-                table = t;
-                actions.push(action);
-            }
+            Ok(write) => actions.push(write.action),
             Err(e) => return Ok(fail(i, &e)),
         }
     }
-    let outcomes = match state.service.execute_batch(ctx.caller(), &table, actions).await {
+    let outcomes = match state.service.execute_batch(ctx.caller(), table, actions).await {
         Ok(o) => o,
         Err(f) if matches!(f.error, ServiceError::Throttled(_)) => return Err(f.error.into()),
         Err(f) => return Ok(fail(f.index, &ApiError::from(f.error))),
@@ -193,7 +155,7 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, ops: &[BatchOp]) -> Resu
                 BatchOutcome::Deleted => None,
             };
             let format = op_format(ctx, op);
-            (op.content_id.clone(), batch::written_part(op, &table, written, &urls(ctx), format, now))
+            (op.content_id.clone(), batch::written_part(op, table, written, &urls(ctx), format, now))
         })
         .collect();
     let (ct, body) = batch::write_success(&results);

@@ -6,57 +6,18 @@ use super::super::ctx::RequestCtx;
 use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content, respond};
 use super::super::AppState;
-use super::{body_format, data_service_version, entity_at, entity_to_insert, negotiate};
+use super::{data_service_version, entity_write, negotiate, EntityWrite};
 use axum::response::Response;
-use aztable_engine::service::{Condition, QueryEntities};
+use aztable_engine::service::{BatchAction, QueryEntities};
 use aztable_model::continuation;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::time::wall_now;
+use aztable_wire::endpoint::Endpoint;
 use aztable_wire::odata::{self, Format, Prefer, Urls};
 use http::StatusCode;
 
 fn urls(ctx: &RequestCtx) -> Urls<'_> {
     Urls { base: &ctx.base_url, account: &ctx.account }
-}
-
-/// Reads `If-Match` (and refuses `If-None-Match` on writes).
-fn condition(req: &Req, required: bool) -> Result<Condition, ApiError> {
-    parse_condition(header(&req.headers, "if-match"), req.headers.contains_key("if-none-match"), required)
-}
-
-/// Turns an `If-Match` value into a [`Condition`]; `required` for deletes. Also used
-/// for the operations of a batch.
-pub(super) fn parse_condition(
-    if_match: Option<&str>,
-    has_if_none_match: bool,
-    required: bool,
-) -> Result<Condition, ApiError> {
-    if has_if_none_match {
-        return Err(ApiError::with_message(
-            ErrorCode::InvalidInput,
-            "If-None-Match is not supported for this operation.",
-        ));
-    }
-    match if_match.map(str::trim) {
-        None if required => Err(ApiError::with_message(
-            ErrorCode::MissingRequiredHeader,
-            "An HTTP header that's mandatory for this request is not specified. Header: If-Match",
-        )),
-        None => Ok(Condition::Upsert),
-        Some("*") => Ok(Condition::Exists),
-        // a weak ETag, its `W/` in either case (the service's ETags are all weak)
-        Some(tag)
-            if tag.get(..3).is_some_and(|w| w.eq_ignore_ascii_case("W/\""))
-                && tag.ends_with('"')
-                && tag.len() > 4 =>
-        {
-            Ok(Condition::Etag(format!("W/{}", &tag[2..])))
-        }
-        Some(tag) => Err(ApiError::with_message(
-            ErrorCode::InvalidInput,
-            format!("The etag value '{tag}' specified in one of the request headers is not valid."),
-        )),
-    }
 }
 
 /// Decodes a continuation token; a token this server did not issue is a 400.
@@ -121,65 +82,43 @@ pub(super) fn get_entity(
     Ok(respond(StatusCode::OK, headers, body))
 }
 
-pub(super) async fn insert_entity(
-    state: &AppState,
-    ctx: &RequestCtx,
-    req: &Req,
-    table: &str,
-) -> Result<Response, ApiError> {
-    let body = body_format(req, ctx)?;
-    let pref = Prefer::parse(header(&req.headers, "prefer"));
-    let format = negotiate(req, ctx)?;
-    let new = entity_to_insert(body, &req.body)?;
-    let e = state.service.insert_entity(ctx.caller(), table, new).await?;
-    let location = odata::entity_url(&ctx.base_url, table, &e.partition_key, &e.row_key);
-    let headers = [
-        ("etag", e.etag().into()),
-        ("dataserviceversion", data_service_version(format, false)),
-        ("location", location.clone().into()),
-        ("dataserviceid", location.into()),
-    ];
-    Ok(created(pref, headers, format.entry_content_type(), || {
-        format.entity(&e, table, None, &urls(ctx), wall_now())
-    }))
-}
-
-/// `PUT` (Update / Insert Or Replace) or `MERGE`/`PATCH` (Merge / Insert Or Merge).
+/// Insert Entity, Update / Insert Or Replace (`PUT`), Merge / Insert Or Merge
+/// (`MERGE`, `PATCH`) and Delete Entity: read by [`entity_write`], as a change set's
+/// operations are, then one engine call.
 pub(super) async fn write_entity(
     state: &AppState,
     ctx: &RequestCtx,
     req: &Req,
-    table: &str,
-    (pk, rk): (String, String),
-    mode: WriteMode,
+    endpoint: &Endpoint,
 ) -> Result<Response, ApiError> {
-    let cond = condition(req, false)?;
-    let body = body_format(req, ctx)?;
-    let new = entity_at(body, &req.body, pk, rk)?;
-    let e = match mode {
-        WriteMode::Replace => state.service.update_entity(ctx.caller(), table, new, &cond).await?,
-        WriteMode::Merge => state.service.merge_entity(ctx.caller(), table, new, &cond).await?,
+    let table = endpoint.url_table().unwrap_or_default();
+    let EntityWrite { action, body_format } = entity_write(ctx, endpoint, req, &req.body)?;
+    let e = match action {
+        BatchAction::Insert(new) => {
+            let pref = Prefer::parse(header(&req.headers, "prefer"));
+            let format = negotiate(req, ctx)?;
+            let e = state.service.insert_entity(ctx.caller(), table, new).await?;
+            let location = odata::entity_url(&ctx.base_url, table, &e.partition_key, &e.row_key);
+            let headers = [
+                ("etag", e.etag().into()),
+                ("dataserviceversion", data_service_version(format, false)),
+                ("location", location.clone().into()),
+                ("dataserviceid", location.into()),
+            ];
+            return Ok(created(pref, headers, format.entry_content_type(), || {
+                format.entity(&e, table, None, &urls(ctx), wall_now())
+            }));
+        }
+        BatchAction::Delete { partition_key, row_key, cond } => {
+            state.service.delete_entity(ctx.caller(), table, &partition_key, &row_key, &cond).await?;
+            return Ok(no_content(&[]));
+        }
+        BatchAction::Update(new, cond) => {
+            state.service.update_entity(ctx.caller(), table, new, &cond).await?
+        }
+        BatchAction::Merge(new, cond) => state.service.merge_entity(ctx.caller(), table, new, &cond).await?,
     };
-    let headers = [("etag", e.etag().into()), ("dataserviceversion", data_service_version(body, false))];
+    let headers =
+        [("etag", e.etag().into()), ("dataserviceversion", data_service_version(body_format, false))];
     Ok(respond(StatusCode::NO_CONTENT, headers, Vec::new()))
-}
-
-/// Whether a write replaces the entity or merges into it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum WriteMode {
-    Replace,
-    Merge,
-}
-
-pub(super) async fn delete_entity(
-    state: &AppState,
-    ctx: &RequestCtx,
-    req: &Req,
-    table: &str,
-    pk: &str,
-    rk: &str,
-) -> Result<Response, ApiError> {
-    let cond = condition(req, true)?;
-    state.service.delete_entity(ctx.caller(), table, pk, rk, &cond).await?;
-    Ok(no_content(&[]))
 }

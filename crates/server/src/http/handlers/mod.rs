@@ -11,10 +11,11 @@ use super::ctx::RequestCtx;
 use super::request::{header, Req};
 use super::AppState;
 use axum::response::Response;
-use aztable_engine::service::NewEntity;
+use aztable_engine::service::{BatchAction, Condition, NewEntity};
 use aztable_model::error::{ApiError, ErrorCode};
+use aztable_wire::batch::BatchOp;
 use aztable_wire::endpoint::Endpoint;
-use aztable_wire::odata::{self, Format, KeyAnnotations};
+use aztable_wire::odata::{self, Format, KeyAnnotations, Metadata};
 
 /// Calls the handler of `endpoint`.
 pub(super) async fn handle(
@@ -31,14 +32,9 @@ pub(super) async fn handle(
         DeleteTable { table } => tables::delete_table(state, ctx, &table),
         QueryEntities { table } => entities::query_entities(state, ctx, req, &table).await,
         GetEntity { table, pk, rk } => entities::get_entity(state, ctx, req, &table, &pk, &rk),
-        InsertEntity { table } => entities::insert_entity(state, ctx, req, &table).await,
-        UpdateEntity { table, pk, rk } => {
-            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Replace).await
+        write @ (InsertEntity { .. } | UpdateEntity { .. } | MergeEntity { .. } | DeleteEntity { .. }) => {
+            entities::write_entity(state, ctx, req, &write).await
         }
-        MergeEntity { table, pk, rk } => {
-            entities::write_entity(state, ctx, req, &table, (pk, rk), entities::WriteMode::Merge).await
-        }
-        DeleteEntity { table, pk, rk } => entities::delete_entity(state, ctx, req, &table, &pk, &rk).await,
         Preflight => preflight::preflight(state, ctx, req),
         Batch => batch::batch(state, ctx, req).await,
         GetTableAcl { table } => access::get_table_acl(state, ctx, &table),
@@ -87,4 +83,110 @@ fn entity_to_insert(format: Format, body: &[u8]) -> Result<NewEntity, ApiError> 
 fn entity_at(format: Format, body: &[u8], pk: String, rk: String) -> Result<NewEntity, ApiError> {
     let parsed = odata::read_entity(format, body, KeyAnnotations::Ignored)?;
     Ok(NewEntity { partition_key: pk, row_key: rk, properties: parsed.properties })
+}
+
+/// The head an entity write reads: a request's own, or a batch operation's.
+pub(super) trait Head {
+    /// The first value of a header (UTF-8 only).
+    fn header(&self, name: &str) -> Option<&str>;
+    /// Whether the header is present at all.
+    fn has(&self, name: &str) -> bool;
+}
+
+impl Head for Req {
+    fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
+    }
+    fn has(&self, name: &str) -> bool {
+        self.headers.contains_key(name)
+    }
+}
+
+impl Head for BatchOp {
+    fn header(&self, name: &str) -> Option<&str> {
+        BatchOp::header(self, name)
+    }
+    fn has(&self, name: &str) -> bool {
+        BatchOp::header(self, name).is_some()
+    }
+}
+
+/// An entity write as the engine takes it: the action (entity, keys, condition) and the
+/// format its body was read in.
+pub(super) struct EntityWrite {
+    pub(super) action: BatchAction,
+    pub(super) body_format: Format,
+}
+
+/// Reads an entity write from its endpoint, head (`Content-Type`, `If-Match`,
+/// `If-None-Match`) and body: the one front end of Insert, Update, Merge and Delete
+/// Entity, for a request of its own and for each operation of a change set alike.
+/// Anything else is 400 `InvalidInput` (a change set's operations are entity writes).
+pub(super) fn entity_write(
+    ctx: &RequestCtx,
+    endpoint: &Endpoint,
+    head: &impl Head,
+    body: &[u8],
+) -> Result<EntityWrite, ApiError> {
+    let cond = |required| parse_condition(head.header("if-match"), head.has("if-none-match"), required);
+    let body_format = match endpoint {
+        Endpoint::DeleteEntity { .. } => Format::Json(Metadata::Minimal),
+        _ => odata::body_format(head.header("content-type"), body, ctx.atom_allowed())?,
+    };
+    let at = |pk: &str, rk: &str| entity_at(body_format, body, pk.to_owned(), rk.to_owned());
+    let action = match endpoint {
+        Endpoint::InsertEntity { .. } => BatchAction::Insert(entity_to_insert(body_format, body)?),
+        Endpoint::UpdateEntity { pk, rk, .. } => {
+            let c = cond(false)?;
+            BatchAction::Update(at(pk, rk)?, c)
+        }
+        Endpoint::MergeEntity { pk, rk, .. } => {
+            let c = cond(false)?;
+            BatchAction::Merge(at(pk, rk)?, c)
+        }
+        Endpoint::DeleteEntity { pk, rk, .. } => {
+            BatchAction::Delete { partition_key: pk.clone(), row_key: rk.clone(), cond: cond(true)? }
+        }
+        other => {
+            return Err(ApiError::with_message(
+                ErrorCode::InvalidInput,
+                format!("{} is not allowed in a change set.", other.name()),
+            ))
+        }
+    };
+    Ok(EntityWrite { action, body_format })
+}
+
+/// Turns an `If-Match` value into a [`Condition`]; `required` for deletes.
+fn parse_condition(
+    if_match: Option<&str>,
+    has_if_none_match: bool,
+    required: bool,
+) -> Result<Condition, ApiError> {
+    if has_if_none_match {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidInput,
+            "If-None-Match is not supported for this operation.",
+        ));
+    }
+    match if_match.map(str::trim) {
+        None if required => Err(ApiError::with_message(
+            ErrorCode::MissingRequiredHeader,
+            "An HTTP header that's mandatory for this request is not specified. Header: If-Match",
+        )),
+        None => Ok(Condition::Upsert),
+        Some("*") => Ok(Condition::Exists),
+        // a weak ETag, its `W/` in either case (the service's ETags are all weak)
+        Some(tag)
+            if tag.get(..3).is_some_and(|w| w.eq_ignore_ascii_case("W/\""))
+                && tag.ends_with('"')
+                && tag.len() > 4 =>
+        {
+            Ok(Condition::Etag(format!("W/{}", &tag[2..])))
+        }
+        Some(tag) => Err(ApiError::with_message(
+            ErrorCode::InvalidInput,
+            format!("The etag value '{tag}' specified in one of the request headers is not valid."),
+        )),
+    }
 }

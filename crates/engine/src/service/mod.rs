@@ -108,6 +108,8 @@ async fn off_the_workers<R: Send + 'static>(
 }
 
 #[cfg(test)]
+mod paging_proptest;
+#[cfg(test)]
 mod query_proptest;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-//! `--ceiling-server PORT`: a minimal axum/hyper server on 127.0.0.1 that does no work
+//! `--ceiling-server PORT`: a minimal hyper server (HTTP/1.1, as aztable's) on 127.0.0.1 that does no work
 //! but answers every request the load tool sends with a valid answer of the right shape,
 //! so that a scenario run against it measures the floor of this machine's HTTP stack and
 //! load tool for that kind of request. Stops by itself after `serve_for`.
@@ -26,13 +26,12 @@
 //! more often).
 
 use crate::entity::{entity_json, Rng};
-use axum::body::{to_bytes, Body, Bytes};
-use axum::extract::{Request, State};
-use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::Router;
 use aztable_wire::batch::{write_query, write_success, OpResult};
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper_util::rt::TokioIo;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,10 +46,12 @@ const PREPARED_OPS: usize = 100;
 /// Largest request body read (a 100-operation batch of 1 KB entities is ~140 KB).
 const MAX_BODY: usize = 8 << 20;
 
+type Response = http::Response<Full<Bytes>>;
+
 /// Serves on `127.0.0.1:port` until `serve_for` has passed or Ctrl-C, spending `work`
 /// on the CPU before each answer.
 pub(crate) async fn serve(port: u16, serve_for: Duration, work: Duration) -> Result<(), String> {
-    let app = Router::new().fallback(answer).with_state(Arc::new(Answers::new(work)));
+    let answers = Arc::new(Answers::new(work));
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("bind {addr}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
@@ -59,13 +60,38 @@ pub(crate) async fn serve(port: u16, serve_for: Duration, work: Duration) -> Res
         serve_for.as_secs(),
         work.as_nanos()
     );
-    let stop = async move {
-        tokio::select! {
-            _ = tokio::time::sleep(serve_for) => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    };
-    axum::serve(listener, app).with_graceful_shutdown(stop).await.map_err(|e| format!("serve: {e}"))
+    let stop = tokio::time::sleep(serve_for);
+    tokio::pin!(stop);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(_) => continue,
+            },
+            _ = &mut stop => return Ok(()),
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let answers = Arc::clone(&answers);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let answers = Arc::clone(&answers);
+                async move { Ok::<_, std::convert::Infallible>(answer(&answers, req).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// An answer of `status` with a content type (when given) and a body.
+fn respond(status: StatusCode, content_type: Option<HeaderValue>, body: Bytes) -> Response {
+    let mut resp = http::Response::new(Full::new(body));
+    *resp.status_mut() = status;
+    if let Some(content_type) = content_type {
+        resp.headers_mut().insert(CONTENT_TYPE, content_type);
+    }
+    resp
 }
 
 /// The fixed answers, built once.
@@ -113,7 +139,7 @@ impl Answers {
                 body: self.entity.to_vec(),
             })),
         };
-        (StatusCode::ACCEPTED, [(CONTENT_TYPE, content_type)], body).into_response()
+        respond(StatusCode::ACCEPTED, Some(content_type), body)
     }
 }
 
@@ -146,20 +172,23 @@ fn as_parts((content_type, body): (String, Vec<u8>)) -> (HeaderValue, Bytes) {
 }
 
 /// The handler of every request.
-async fn answer(State(answers): State<Arc<Answers>>, req: Request) -> Response {
+async fn answer(answers: &Answers, req: http::Request<hyper::body::Incoming>) -> Response {
     let (parts, body) = req.into_parts();
     // Read in full, as any server must (an unread body can also cost the keep-alive).
-    let body: Bytes = match to_bytes(body, MAX_BODY).await {
-        Ok(body) => body,
-        Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+    let body: Bytes = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(e) => return respond(StatusCode::BAD_REQUEST, None, Bytes::from(e.to_string())),
     };
     busy(answers.work);
+    let json = || Some(HeaderValue::from_static(JSON));
     match kind(&parts.method, parts.uri.path()) {
-        Kind::Entity => ([(CONTENT_TYPE, JSON)], answers.entity.clone()).into_response(),
-        Kind::Query => ([(CONTENT_TYPE, JSON)], answers.page.clone()).into_response(),
-        Kind::NoContent => StatusCode::NO_CONTENT.into_response(),
-        Kind::Create if prefers_no_content(&parts.headers) => StatusCode::NO_CONTENT.into_response(),
-        Kind::Create => (StatusCode::CREATED, [(CONTENT_TYPE, JSON)], Body::from(body)).into_response(),
+        Kind::Entity => respond(StatusCode::OK, json(), answers.entity.clone()),
+        Kind::Query => respond(StatusCode::OK, json(), answers.page.clone()),
+        Kind::NoContent => respond(StatusCode::NO_CONTENT, None, Bytes::new()),
+        Kind::Create if prefers_no_content(&parts.headers) => {
+            respond(StatusCode::NO_CONTENT, None, Bytes::new())
+        }
+        Kind::Create => respond(StatusCode::CREATED, json(), body),
         Kind::Batch => answers.batch(&body),
     }
 }

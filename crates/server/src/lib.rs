@@ -1,4 +1,4 @@
-//! The HTTP server: the only place hyper and axum appear.
+//! The HTTP server: the only place hyper appears.
 //!
 //! - [`http`]: accept loop, TLS, dispatch of a request through its stages, the
 //!   handlers that translate between the wire and the engine, response rendering.

@@ -1,17 +1,16 @@
-//! Router-level tests of access control: Get/Set Table ACL, service properties and stats
+//! Tests with no socket of access control: Get/Set Table ACL, service properties and stats
 //! (XML bodies, statuses, error shape), CORS, SAS and SharedKey date skew through
 //! `dispatch`, over the in-memory store.
 
-use super::tests::{app, call, sign, signed, signed_at};
-use axum::body::{to_bytes, Body};
-use tower::ServiceExt;
+use super::message::Body;
+use super::tests::{app, call, send, sign, signed, signed_at, App};
 
 /// Sends a request; returns status, headers and the body as text.
-async fn call_text(app: &axum::Router, req: http::Request<Body>) -> (u16, http::HeaderMap, String) {
-    let resp = app.clone().oneshot(req).await.unwrap();
+async fn call_text(app: &App, req: http::Request<Body>) -> (u16, http::HeaderMap, String) {
+    let resp = send(app, req).await;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
-    let bytes = to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    let bytes = resp.into_body().collect_bytes().await.unwrap();
     (status, headers, String::from_utf8(bytes.to_vec()).unwrap())
 }
 
@@ -112,7 +111,7 @@ fn preflight(
     b.body(Body::empty()).unwrap()
 }
 
-async fn set_cors(app: &axum::Router, rules: &str) {
+async fn set_cors(app: &App, rules: &str) {
     let body = format!("<StorageServiceProperties><Cors>{rules}</Cors></StorageServiceProperties>");
     let req = signed("PUT", "/?restype=service&comp=properties", &[XML], &body);
     assert_eq!(call_text(app, req).await.0, 202);
@@ -238,7 +237,7 @@ fn unsigned(method: &str, path_and_query: &str, headers: &[(&str, &str)], body: 
     b.body(Body::from(body.to_owned())).unwrap()
 }
 
-async fn sas_table(app: &axum::Router) {
+async fn sas_table(app: &App) {
     assert_eq!(call(app, signed("POST", "/Tables", &[], r#"{"TableName":"sast"}"#)).await.0, 201);
     for (pk, rk) in [("a", "1"), ("b", "1"), ("c", "1")] {
         let body = format!(r#"{{"PartitionKey":"{pk}","RowKey":"{rk}"}}"#);

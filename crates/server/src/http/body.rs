@@ -10,8 +10,10 @@
 //! response out of step.
 
 use super::limits::{RequestLimits, Share};
-use axum::body::{Body, Bytes, HttpBody as _};
+use super::message::Body;
 use aztable_model::error::{ApiError, ErrorCode};
+use bytes::Bytes;
+use http_body::Body as _;
 use http_body_util::BodyExt;
 use tokio::time::{Duration, Instant};
 

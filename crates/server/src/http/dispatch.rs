@@ -7,15 +7,16 @@
 use super::body::{read_body, settle_refused, DRAIN_LIMIT};
 use super::catch_panic::caught;
 use super::ctx::{self, RequestCtx};
+use super::message::Body;
+use super::message::Response;
 use super::query::QueryParams;
 use super::request::{self, header, Req};
 use super::{error_response, handlers, limits, response, AppState};
-use axum::body::{Body, HttpBody as _};
-use axum::response::Response;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::{self, AuthRequest};
 use aztable_wire::endpoint::{Endpoint, UnderTable};
 use http::request::Parts;
+use http_body::Body as _;
 use std::net::SocketAddr;
 use tokio::time::Instant;
 

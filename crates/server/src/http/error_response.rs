@@ -5,8 +5,8 @@
 //! tools that read headers).
 
 use super::ctx::RequestCtx;
+use super::message::Response;
 use super::response::build;
-use axum::response::Response;
 use aztable_model::error::ApiError;
 use aztable_wire::odata::{self, Metadata};
 use http::StatusCode;

@@ -3,9 +3,9 @@
 //! `ServerBusy` in place of the handler, or 500 `OperationTimedOut` in place of a
 //! successful write's answer. Without fault flags this is one `Option` check.
 
+use super::message::Response;
 use super::request::{header, Req};
 use crate::fault::{Fault, Faults};
-use axum::response::Response;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::endpoint::Endpoint;
 

@@ -10,10 +10,10 @@
 //! account key, as `?key=<base64 key>` (percent-encoded) or an `x-aztable-key` header.
 //! `--insight off`: 404.
 
+use super::message::Response;
 use super::request::header;
 use super::response::build;
 use super::AppState;
-use axum::response::Response;
 use base64::Engine;
 use http::request::Parts;
 use http::StatusCode;

@@ -1,6 +1,6 @@
-//! FRONT END: the only module that uses axum. `server` hands every request from hyper
-//! straight to [`dispatch::dispatch`] ([`router`] wraps it for tests without a
-//! socket), which resolves the account, checks the version,
+//! FRONT END: the only module that uses hyper. `server` hands every request from hyper
+//! straight to [`dispatch::dispatch`] (the tests without a socket call it too), which
+//! resolves the account, checks the version,
 //! authenticates, routes to an [`endpoint::Endpoint`] and calls one handler; handlers
 //! only translate between HTTP and `service` calls.
 
@@ -14,6 +14,7 @@ mod handlers;
 pub mod healthcheck;
 mod insight;
 pub mod limits;
+mod message;
 mod other_service;
 pub mod query;
 mod redact;
@@ -57,20 +58,6 @@ pub struct AppState {
     pub service: TableService,
     pub accounts: Accounts,
     pub options: HttpOptions,
-}
-
-/// The service as an axum application (a single fallback handler; the client address,
-/// when known, from axum's `ConnectInfo`), for serving without [`serve`]'s connection
-/// handling, as the router-level tests do. [`serve`] calls [`dispatch::dispatch`] directly.
-pub fn router(state: Arc<AppState>) -> axum::Router {
-    use axum::extract::{ConnectInfo, State};
-    use std::net::SocketAddr;
-    axum::Router::new()
-        .fallback(|State(state): State<Arc<AppState>>, req: axum::extract::Request| async move {
-            let client = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
-            dispatch::dispatch(&state, client, req).await
-        })
-        .with_state(state)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! the readers of request headers shared by dispatch and the handlers.
 
 use super::query::QueryParams;
-use axum::body::Bytes;
+use bytes::Bytes;
 use http::HeaderMap;
 
 /// A request after its head was understood: what handlers receive.

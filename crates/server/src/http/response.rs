@@ -2,8 +2,8 @@
 //! `x-ms-version`, `Date`, client request id echo, ...) and small constructors.
 
 use super::ctx::RequestCtx;
-use axum::body::Body;
-use axum::response::Response;
+use super::message::Body;
+use super::message::Response;
 use aztable_wire::odata::Prefer;
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};

@@ -151,7 +151,7 @@ impl Conn {
         let service = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
             let state = Arc::clone(&state);
             async move {
-                let req = req.map(axum::body::Body::new);
+                let req = req.map(super::message::Body::incoming);
                 Ok::<_, std::convert::Infallible>(dispatch::dispatch(&state, Some(peer), req).await)
             }
         });

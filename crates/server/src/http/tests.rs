@@ -1,25 +1,32 @@
-//! Router-level tests with no socket: `router(state).oneshot(request)` over the
-//! in-memory store, for headers, negotiation and error bodies.
+//! Tests with no socket: [`send`] hands a request to `dispatch` as the connection's
+//! service does, over the in-memory store, for headers, negotiation and error bodies.
 
+use super::message::{Body, Response};
 use super::*;
-use axum::body::{to_bytes, Body};
 use aztable_store::mem::MemStore;
 use base64::Engine;
 use hmac::{Hmac, Mac};
-use tower::ServiceExt;
 
 const KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
-pub(super) fn app() -> axum::Router {
+/// The server's state, as the connection's service holds it.
+pub(super) type App = Arc<AppState>;
+
+/// Serves one request as a connection does (no client address).
+pub(super) async fn send(app: &App, req: http::Request<Body>) -> Response {
+    dispatch::dispatch(app, None, req).await
+}
+
+pub(super) fn app() -> App {
     app_with(HttpOptions::default())
 }
 
-pub(super) fn app_with(options: HttpOptions) -> axum::Router {
-    router(Arc::new(AppState {
+pub(super) fn app_with(options: HttpOptions) -> App {
+    Arc::new(AppState {
         service: TableService::new(Arc::new(MemStore::new())),
         accounts: Accounts::with_dev_account(),
         options,
-    }))
+    })
 }
 
 /// `Base64(HMAC-SHA256(dev key, sts))`: a SharedKey(Lite) or SAS signature.
@@ -72,14 +79,11 @@ pub(super) fn signed_at(
     b.body(Body::from(body.to_owned())).unwrap()
 }
 
-pub(super) async fn call(
-    app: &axum::Router,
-    req: http::Request<Body>,
-) -> (u16, http::HeaderMap, serde_json::Value) {
-    let resp = app.clone().oneshot(req).await.unwrap();
+pub(super) async fn call(app: &App, req: http::Request<Body>) -> (u16, http::HeaderMap, serde_json::Value) {
+    let resp = send(app, req).await;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
-    let bytes = to_bytes(resp.into_body(), usize::MAX).await.unwrap();
+    let bytes = resp.into_body().collect_bytes().await.unwrap();
     let json =
         if bytes.is_empty() { serde_json::Value::Null } else { serde_json::from_slice(&bytes).unwrap() };
     (status, headers, json)
@@ -232,11 +236,11 @@ impl aztable_store::Store for FailingStore {
 #[tokio::test]
 async fn a_failing_store_is_internal_error_without_engine_text() {
     let store = Arc::new(FailingStore { inner: MemStore::new(), failing: false.into() });
-    let app = router(Arc::new(AppState {
+    let app = Arc::new(AppState {
         service: TableService::new(store.clone()),
         accounts: Accounts::with_dev_account(),
         options: HttpOptions::default(),
-    }));
+    });
     let json = [("content-type", "application/json")];
     let (status, _, _) = call(&app, signed("POST", "/Tables", &json, r#"{"TableName":"tfail"}"#)).await;
     assert_eq!(status, 201);
@@ -268,10 +272,9 @@ async fn a_failing_store_is_internal_error_without_engine_text() {
             "{what}: {body}"
         );
     }
-    let resp =
-        app.clone().oneshot(signed("POST", "/$batch", &[("content-type", batch_ct)], batch)).await.unwrap();
+    let resp = send(&app, signed("POST", "/$batch", &[("content-type", batch_ct)], batch)).await;
     let status = resp.status().as_u16();
-    let text = String::from_utf8(to_bytes(resp.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap();
+    let text = String::from_utf8(resp.into_body().collect_bytes().await.unwrap().to_vec()).unwrap();
     // a batch whose change set fails answers 202 with the failing operation's part
     assert_eq!(status, 202, "{text}");
     assert!(text.contains("HTTP/1.1 500") && text.contains("\"InternalError\""), "{text}");
@@ -279,19 +282,19 @@ async fn a_failing_store_is_internal_error_without_engine_text() {
 }
 
 #[tokio::test]
-async fn a_panicking_handler_answers_500_internal_error_and_the_router_serves_on() {
+async fn a_panicking_handler_answers_500_internal_error_and_the_server_serves_on() {
     let app = app();
     let mut req = signed("GET", "/Tables", &[], "");
     req.headers_mut().insert("x-aztable-test-panic", http::HeaderValue::from_static("1"));
-    let resp = app.clone().oneshot(req).await.expect("an answer, not a torn-down task");
+    let resp = send(&app, req).await;
     assert_eq!(resp.status(), 500);
     assert_eq!(resp.headers()["x-ms-error-code"], "InternalError");
     assert_eq!(resp.headers()["connection"], "close");
     assert!(resp.headers().contains_key("x-ms-request-id"));
-    let body = to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+    let body = resp.into_body().collect_bytes().await.unwrap();
     let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(json["odata.error"]["code"], "InternalError");
     // the next request is served as usual
-    let resp = app.oneshot(signed("GET", "/Tables", &[], "")).await.unwrap();
+    let resp = send(&app, signed("GET", "/Tables", &[], "")).await;
     assert_eq!(resp.status(), 200);
 }

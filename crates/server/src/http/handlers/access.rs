@@ -7,10 +7,10 @@
 //! core-client parses by the response `Content-Type` and its default error mapper is the
 //! same `odata.error` shape), and one error renderer stays one.
 
+use super::super::message::Response;
 use super::super::request::Req;
 use super::super::response::{build, no_content};
 use super::super::{ctx::RequestCtx, AppState};
-use axum::response::Response;
 use aztable_model::error::ApiError;
 use aztable_wire::settings::acl::{parse_acl, write_acl};
 use aztable_wire::settings::service_properties::{self, write_stats};

@@ -4,11 +4,11 @@
 //! parts `batch` builds and writes.
 
 use super::super::ctx::RequestCtx;
+use super::super::message::Response;
 use super::super::request::{header, Req};
 use super::super::response::build;
 use super::super::AppState;
 use super::entity_write;
-use axum::response::Response;
 use aztable_engine::service::{BatchOutcome, ServiceError};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::time::wall_now;

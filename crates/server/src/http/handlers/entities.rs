@@ -3,11 +3,11 @@
 //! DeleteEntity.
 
 use super::super::ctx::RequestCtx;
+use super::super::message::Response;
 use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content, respond};
 use super::super::AppState;
 use super::{data_service_version, entity_write, negotiate, EntityWrite};
-use axum::response::Response;
 use aztable_engine::service::{BatchAction, QueryEntities};
 use aztable_model::continuation;
 use aztable_model::error::{ApiError, ErrorCode};

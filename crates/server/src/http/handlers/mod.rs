@@ -8,9 +8,9 @@ mod preflight;
 mod tables;
 
 use super::ctx::RequestCtx;
+use super::message::Response;
 use super::request::{header, Req};
 use super::AppState;
-use axum::response::Response;
 use aztable_engine::service::{BatchAction, Condition, NewEntity};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::batch::BatchOp;

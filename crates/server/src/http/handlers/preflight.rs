@@ -1,10 +1,10 @@
 //! The CORS preflight handler (Preflight Table Request, `OPTIONS`).
 
 use super::super::ctx::RequestCtx;
+use super::super::message::Response;
 use super::super::request::{header, Req};
 use super::super::response::{append_headers, build};
 use super::super::AppState;
-use axum::response::Response;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::settings::cors::{match_preflight, preflight_headers};
 use http::StatusCode;

@@ -3,11 +3,11 @@
 
 use super::super::ctx::RequestCtx;
 use super::super::error_response::render;
+use super::super::message::Response;
 use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content};
 use super::super::AppState;
 use super::{body_format, negotiate};
-use axum::response::Response;
 use aztable_engine::service::ServiceError;
 use aztable_model::continuation;
 use aztable_model::error::{ApiError, ErrorCode};

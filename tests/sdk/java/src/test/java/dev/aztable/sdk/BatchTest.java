@@ -174,6 +174,7 @@ class BatchTest {
         TableTransactionFailedException failed = expectTransactionFailure(() -> client.submitTransaction(actions));
         assertEquals(TableErrorCode.COMMANDS_IN_BATCH_ACT_ON_DIFFERENT_PARTITIONS, failed.getValue().getErrorCode(),
             failed.getMessage());
+        assertEquals(1, failed.getFailedTransactionActionIndex(), "the first operation in another partition");
         assertEquals(Set.of(), rowKeys());
     }
 

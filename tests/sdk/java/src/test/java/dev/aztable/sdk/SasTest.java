@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.azure.core.credential.AzureSasCredential;
 import com.azure.core.util.Context;
+import com.azure.data.tables.TableClientBuilder;
 import com.azure.data.tables.TableClient;
 import com.azure.data.tables.TableServiceClient;
 import com.azure.data.tables.TableServiceClientBuilder;
@@ -90,6 +92,19 @@ class SasTest {
             c.listEntities().stream().map(TableEntity::getRowKey).collect(Collectors.toSet()));
         c.deleteEntity("p", "n");
         assertEquals(3, owner.listEntities().stream().count());
+    }
+
+    @Test
+    void theSasWorksAsAzureSasCredentialAndInAConnectionString() {
+        String sas = tableSas("r");
+        TableClient viaCredential = new TableClientBuilder().endpoint(Aztable.ENDPOINT).tableName(table.name)
+            .credential(new AzureSasCredential(sas)).retryOptions(Aztable.noRetries()).buildClient();
+        assertEquals(1, viaCredential.getEntity("p", "r").getProperty("v"));
+        TableClient viaConnectionString = new TableClientBuilder()
+            .connectionString("TableEndpoint=" + Aztable.ENDPOINT + ";SharedAccessSignature=" + sas)
+            .tableName(table.name).retryOptions(Aztable.noRetries()).buildClient();
+        assertEquals(1, viaConnectionString.getEntity("p", "r").getProperty("v"));
+        expectError(403, MISMATCH, () -> viaConnectionString.createEntity(new TableEntity("p", "n")));
     }
 
     @Test

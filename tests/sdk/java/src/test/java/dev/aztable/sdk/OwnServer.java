@@ -48,6 +48,8 @@ final class OwnServer implements AutoCloseable {
         // the default account, whatever the environment says
         pb.environment().remove("AZURITE_ACCOUNTS");
         Process p = pb.start();
+        // no server outlives the test JVM, however the run ends
+        Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
         CompletableFuture<Matcher> found = new CompletableFuture<>();
         StringBuilder seen = new StringBuilder();
         Thread reader = new Thread(() -> {

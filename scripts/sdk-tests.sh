@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Azure SDK conformance suites (Python azure-data-tables, JS @azure/data-tables,
-# the legacy AtomPub Python client azure-storage 0.20.3, and the JSON-era legacy clients
-# Python azure-cosmosdb-table 1.0.6 and Node azure-storage 2.10.7) against aztable.
+# the legacy AtomPub Python client azure-storage 0.20.3, the JSON-era legacy clients
+# Python azure-cosmosdb-table 1.0.6 and Node azure-storage 2.10.7, and Java
+# com.azure:azure-data-tables through Maven) against aztable.
 #
 # Usage:
 #   scripts/sdk-tests.sh <path-to-aztable-binary>   start a fresh server (temp RocksDB dir) and test it
@@ -13,20 +14,22 @@
 #   AZTABLE_ENDPOINT           optional; derived from TableEndpoint= otherwise
 #   AZTABLE_DEFAULT_PORT_TEST=1  also test UseDevelopmentStorage=true (needs a server on 10002;
 #                              set by this script when it starts the server there)
-#   SDK_TESTS_SKIP_INSTALL=1   do not pip/npm install the pinned dependencies
-#   SDK_TESTS_SUITES           "python js legacy legacy-json" (default), or a subset of them
+#   SDK_TESTS_SKIP_INSTALL=1   do not pip/npm install the pinned dependencies (Maven
+#                              resolves the Java suite's into ~/.m2 on its first run)
+#   SDK_TESTS_SUITES           "python js legacy legacy-json java" (default), or a subset
 #   SDK_TESTS_STARTUP_TIMEOUT  seconds to wait for the server port (default 30)
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY_DIR="$REPO_ROOT/tests/sdk/python"
 JS_DIR="$REPO_ROOT/tests/sdk/js"
+JAVA_DIR="$REPO_ROOT/tests/sdk/java"
 LEGACY_DIR="$REPO_ROOT/tests/sdk/legacy"
 LEGACY_JSON_DIR="$REPO_ROOT/tests/sdk/legacy-json"
 ACCOUNT="devstoreaccount1"
 KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 STARTUP_TIMEOUT="${SDK_TESTS_STARTUP_TIMEOUT:-30}"
-SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json}"
+SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json java}"
 # The suites' Python packages go into a virtual environment of their own (stock Debian
 # refuses a global pip install): $SDK_TESTS_VENV, default ~/.cache/aztable/sdk-venv.
 # A PYTHON given in the environment is used as it is instead.
@@ -38,7 +41,7 @@ log() { printf '[sdk-tests] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 
 usage() {
-  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -90,6 +93,13 @@ use_venv() {
 
 install_deps() {
   use_venv
+  if [[ " $SUITES " == *" java "* ]]; then
+    # checked even with SDK_TESTS_SKIP_INSTALL=1; the dependencies themselves are
+    # resolved by the test run (into ~/.m2, outside the clone)
+    command -v mvn >/dev/null \
+      || die "mvn is not installed: the java suite needs Maven 3.6+ and a JDK 17+ (Debian: apt-get install maven openjdk-17-jdk-headless)"
+    command -v java >/dev/null || die "java is not installed: the java suite needs a JDK 17+"
+  fi
   if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" == "1" ]]; then
     return
   fi
@@ -203,6 +213,7 @@ py_rc=0
 js_rc=0
 legacy_rc=0
 legacy_json_rc=0
+java_rc=0
 ran=()
 if [[ " $SUITES " == *" python "* ]]; then
   log "running Python suite (pytest)"
@@ -224,6 +235,20 @@ if [[ " $SUITES " == *" legacy-json "* ]]; then
   (cd "$LEGACY_JSON_DIR/python" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider) || legacy_json_rc=$?
   (cd "$LEGACY_JSON_DIR/js" && node --test) || legacy_json_rc=$?
   ran+=("legacy-json=$legacy_json_rc")
+fi
+
+if [[ " $SUITES " == *" java "* ]]; then
+  log "running Java suite (mvn test: azure-data-tables through Maven and JUnit 5)"
+  # -q: only failures are printed (surefire's report with trimmed stack traces); the counts
+  # come from the surefire XML reports, which a fresh target/surefire-reports holds alone.
+  # (tests/sdk/java/.mvn/jvm.config keeps Debian's Maven from printing stray colour resets.)
+  rm -rf "$JAVA_DIR/target/surefire-reports"
+  (cd "$JAVA_DIR" && mvn -q -B test) || java_rc=$?
+  java_summary="$(cat "$JAVA_DIR"/target/surefire-reports/TEST-*.xml 2>/dev/null \
+    | sed -n 's/^<testsuite .* tests="\([0-9]*\)" errors="\([0-9]*\)" skipped="\([0-9]*\)" failures="\([0-9]*\)".*/\1 \2 \3 \4/p' \
+    | awk '{t+=$1; e+=$2; s+=$3; f+=$4} END {printf "%d passed, %d failed, %d skipped", t-e-s-f, e+f, s}')"
+  log "java: ${java_summary:-no surefire report}"
+  ran+=("java=$java_rc")
 fi
 
 if [[ -n "$SERVER_PID" ]] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -249,7 +274,7 @@ if [[ -n "$BINARY" ]]; then
 fi
 
 log "results: ${ran[*]}"
-if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0 || legacy_json_rc != 0 || faults_rc != 0)); then
+if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0 || legacy_json_rc != 0 || java_rc != 0 || faults_rc != 0)); then
   exit 1
 fi
 exit 0

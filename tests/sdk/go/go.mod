@@ -1,6 +1,6 @@
-module github.com/aztable/aztable/tests/sdk/go
+module aztable/tests/sdk/go
 
-go 1.26.8
+go 1.23.0
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.20.0

@@ -2,6 +2,7 @@
 # Runs the Azure SDK conformance suites (Python azure-data-tables, JS @azure/data-tables,
 # the legacy AtomPub Python client azure-storage 0.20.3, and the JSON-era legacy clients
 # Python azure-cosmosdb-table 1.0.6 and Node azure-storage 2.10.7) against aztable.
+# The go suite runs the Go SDK (aztables, tests/sdk/go) with `go test`.
 #
 # Usage:
 #   scripts/sdk-tests.sh <path-to-aztable-binary>   start a fresh server (temp RocksDB dir) and test it
@@ -14,7 +15,7 @@
 #   AZTABLE_DEFAULT_PORT_TEST=1  also test UseDevelopmentStorage=true (needs a server on 10002;
 #                              set by this script when it starts the server there)
 #   SDK_TESTS_SKIP_INSTALL=1   do not pip/npm install the pinned dependencies
-#   SDK_TESTS_SUITES           "python js legacy legacy-json" (default), or a subset of them
+#   SDK_TESTS_SUITES           "python js legacy legacy-json go" (default), or a subset of them
 #   SDK_TESTS_STARTUP_TIMEOUT  seconds to wait for the server port (default 30)
 set -euo pipefail
 
@@ -23,10 +24,11 @@ PY_DIR="$REPO_ROOT/tests/sdk/python"
 JS_DIR="$REPO_ROOT/tests/sdk/js"
 LEGACY_DIR="$REPO_ROOT/tests/sdk/legacy"
 LEGACY_JSON_DIR="$REPO_ROOT/tests/sdk/legacy-json"
+GO_DIR="$REPO_ROOT/tests/sdk/go"
 ACCOUNT="devstoreaccount1"
 KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 STARTUP_TIMEOUT="${SDK_TESTS_STARTUP_TIMEOUT:-30}"
-SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json}"
+SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json go}"
 # The suites' Python packages go into a virtual environment of their own (stock Debian
 # refuses a global pip install): $SDK_TESTS_VENV, default ~/.cache/aztable/sdk-venv.
 # A PYTHON given in the environment is used as it is instead.
@@ -90,6 +92,14 @@ use_venv() {
 
 install_deps() {
   use_venv
+  if [[ " $SUITES " == *" go "* ]]; then
+    command -v go >/dev/null \
+      || die "go is not installed: the go suite needs Go >= 1.23 (Debian: apt-get install golang-go), or leave go out of SDK_TESTS_SUITES"
+    # The pinned modules (tests/sdk/go/go.sum) into the default module cache, outside the clone.
+    if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" != "1" ]]; then
+      (cd "$GO_DIR" && go mod download) || die "go mod download in tests/sdk/go failed"
+    fi
+  fi
   if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" == "1" ]]; then
     return
   fi
@@ -203,6 +213,7 @@ py_rc=0
 js_rc=0
 legacy_rc=0
 legacy_json_rc=0
+go_rc=0
 ran=()
 if [[ " $SUITES " == *" python "* ]]; then
   log "running Python suite (pytest)"
@@ -224,6 +235,11 @@ if [[ " $SUITES " == *" legacy-json "* ]]; then
   (cd "$LEGACY_JSON_DIR/python" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider) || legacy_json_rc=$?
   (cd "$LEGACY_JSON_DIR/js" && node --test) || legacy_json_rc=$?
   ran+=("legacy-json=$legacy_json_rc")
+fi
+if [[ " $SUITES " == *" go "* ]]; then
+  log "running Go suite (go test, aztables)"
+  (cd "$GO_DIR" && go test -count=1 ./...) || go_rc=$?
+  ran+=("go=$go_rc")
 fi
 
 if [[ -n "$SERVER_PID" ]] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -249,7 +265,7 @@ if [[ -n "$BINARY" ]]; then
 fi
 
 log "results: ${ran[*]}"
-if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0 || legacy_json_rc != 0 || faults_rc != 0)); then
+if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0 || legacy_json_rc != 0 || go_rc != 0 || faults_rc != 0)); then
   exit 1
 fi
 exit 0

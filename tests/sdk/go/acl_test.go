@@ -134,3 +134,27 @@ func TestSASNamingAPolicy(t *testing.T) {
 		wantError(t, err, http.StatusForbidden, "AuthorizationFailure")
 	})
 }
+
+// What the Go SDK's own recordings of the service show (TestSetNullAccessPolicy,
+// TestSetInvalidAccessPolicy): an identifier without a policy is stored and listed; a
+// policy without an identifier is 400 InvalidXmlDocument.
+func TestAccessPolicyEdgeCases(t *testing.T) {
+	eachStyle(t, func(t *testing.T, s *suite) {
+		c, _ := s.freshTable(t, "goacledge")
+		_, err := c.SetAccessPolicy(ctx(t), &aztables.SetAccessPolicyOptions{TableACL: []*aztables.SignedIdentifier{{ID: to.Ptr("null")}}})
+		must(t, err, "SetAccessPolicy of an identifier without a policy")
+		resp, err := c.GetAccessPolicy(ctx(t), nil)
+		must(t, err, "GetAccessPolicy")
+		if len(resp.SignedIdentifiers) != 1 || *resp.SignedIdentifiers[0].ID != "null" {
+			t.Fatalf("identifiers: %+v", resp.SignedIdentifiers)
+		}
+		if ap := resp.SignedIdentifiers[0].AccessPolicy; ap != nil && (ap.Start != nil || ap.Expiry != nil || ap.Permission != nil) {
+			t.Fatalf("an identifier set without a policy came back with one: %+v", ap)
+		}
+		expiry := time.Date(2042, 1, 1, 1, 1, 1, 0, time.UTC)
+		_, err = c.SetAccessPolicy(ctx(t), &aztables.SetAccessPolicyOptions{TableACL: []*aztables.SignedIdentifier{
+			{AccessPolicy: &aztables.AccessPolicy{Expiry: &expiry}},
+		}})
+		wantError(t, err, http.StatusBadRequest, aztables.InvalidXmlDocument)
+	})
+}

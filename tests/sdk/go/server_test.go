@@ -15,15 +15,16 @@ import (
 
 var listening = regexp.MustCompile(`listening on http://([0-9.]+):(\d+)`)
 
-// ownServer starts AZTABLE_BINARY and returns a suite per URL style for it, or nil when
+// ownServer starts AZTABLE_BINARY (with extraArgs) and returns a suite per URL style for it, or nil when
 // AZTABLE_BINARY is unset (the caller then uses the shared server).
-func ownServer(t *testing.T) []*suite {
+func ownServer(t *testing.T, extraArgs ...string) []*suite {
 	t.Helper()
 	bin := os.Getenv("AZTABLE_BINARY")
 	if bin == "" {
 		return nil
 	}
-	cmd := exec.Command(bin, "--tableHost", "127.0.0.1", "--tablePort", "0", "--inMemoryPersistence")
+	args := append([]string{"--tableHost", "127.0.0.1", "--tablePort", "0", "--inMemoryPersistence"}, extraArgs...)
+	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
 	must(t, err, "stdout pipe")
 	cmd.Stderr = os.Stderr

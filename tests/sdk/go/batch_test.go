@@ -241,3 +241,20 @@ func TestURLSignificantKeysInPointOperationsAndBatches(t *testing.T) {
 		}
 	})
 }
+
+// A batch body over 4 MiB is refused as a whole: 413 RequestBodyTooLarge, nothing written.
+func TestTransactionOverFourMiB(t *testing.T) {
+	eachStyle(t, func(t *testing.T, s *suite) {
+		c, _ := s.freshTable(t, "gobatchbig")
+		var actions []aztables.TransactionAction
+		for i := 0; i < 100; i++ {
+			actions = append(actions, action(t, aztables.TransactionTypeAdd, map[string]any{
+				"PartitionKey": "p", "RowKey": fmt.Sprintf("%03d", i), "S": strings.Repeat("x", 30000), "T": strings.Repeat("y", 15000)}, nil))
+		}
+		_, err := c.SubmitTransaction(ctx(t), actions, nil)
+		wantError(t, err, http.StatusRequestEntityTooLarge, "RequestBodyTooLarge")
+		if es, _ := listAll(t, c, nil); len(es) != 0 {
+			t.Fatalf("%d rows written by a refused batch", len(es))
+		}
+	})
+}

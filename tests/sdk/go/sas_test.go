@@ -34,7 +34,7 @@ func sasClient(t *testing.T, sasURL string) *aztables.Client {
 
 func TestTableSASURL(t *testing.T) {
 	eachStyle(t, func(t *testing.T, s *suite) {
-		_, name := s.freshTable(t, "gosas")
+		_, name := s.freshTable(t, "GoSasMixedCase")
 		owner := s.sasService(t).NewClient(name)
 		addEntity(t, owner, map[string]any{"PartitionKey": "p", "RowKey": "r", "V": 1})
 		start, expiry := time.Now().Add(-5*time.Minute), time.Now().Add(time.Hour)

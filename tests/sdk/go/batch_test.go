@@ -132,6 +132,12 @@ func TestFailingTransactionRollsBack(t *testing.T) {
 			if index != 2 || status != tc.status || code != string(tc.code) {
 				t.Errorf("%s: index %d status %d code %s, want 2 %d %s", tc.name, index, status, code, tc.status, tc.code)
 			}
+			// The SDK sends its adds with Prefer: return-no-content; the service's part for a
+			// failed add still says Preference-Applied (the SDK's TestBatchError recording).
+			applied := strings.Contains(err.Error(), "Preference-Applied: return-no-content")
+			if applied != (tc.third.ActionType == aztables.TransactionTypeAdd) {
+				t.Errorf("%s: Preference-Applied in the failed part: %v", tc.name, applied)
+			}
 			// Nothing applied.
 			es, _ := listAll(t, c, nil)
 			if got := strings.Join(rowKeys(es), ","); got != "exists" {
@@ -153,6 +159,10 @@ func TestTransactionRefusals(t *testing.T) {
 			action(t, aztables.TransactionTypeInsertMerge, map[string]any{"PartitionKey": "p", "RowKey": "r"}, nil),
 		}, nil)
 		assertBatchError(t, err, 400, aztables.InvalidDuplicateRow)
+		// The service's message (the SDK's TestBatchErrorHandleResponse recording).
+		if !strings.Contains(err.Error(), `"1:The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.`) {
+			t.Errorf("InvalidDuplicateRow message: %v", err)
+		}
 		// Two partitions in one change set (the Go SDK does not check it client-side).
 		_, err = c.SubmitTransaction(ctx(t), []aztables.TransactionAction{
 			action(t, aztables.TransactionTypeAdd, map[string]any{"PartitionKey": "p1", "RowKey": "r"}, nil),

@@ -151,15 +151,6 @@ func eachStyle(t *testing.T, fn func(t *testing.T, s *suite)) {
 	}
 }
 
-// eachStyleSerial runs fn per URL style, one after the other (account-wide state).
-func eachStyleSerial(t *testing.T, fn func(t *testing.T, s *suite)) {
-	t.Helper()
-	for _, s := range suites(t) {
-		s := s
-		t.Run(s.style, func(t *testing.T) { fn(t, s) })
-	}
-}
-
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)

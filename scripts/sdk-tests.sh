@@ -93,8 +93,11 @@ use_venv() {
 install_deps() {
   use_venv
   if [[ " $SUITES " == *" go "* ]]; then
-    command -v go >/dev/null \
-      || die "go is not installed: the go suite needs Go >= 1.23 (Debian: apt-get install golang-go), or leave go out of SDK_TESTS_SUITES"
+    # Go >= 1.23 (tests/sdk/go/go.mod; Debian 12's golang-go is 1.19, too old)
+    command -v go >/dev/null || die "go is not installed: the go suite needs Go >= 1.23 on PATH, or leave go out of SDK_TESTS_SUITES"
+    local gov minor
+    gov="$(go env GOVERSION 2>/dev/null || true)" && minor="${gov#go1.}" && minor="${minor%%[!0-9]*}"
+    [[ -n "$minor" && "$minor" -ge 23 ]] || die "the go suite needs Go >= 1.23, found '${gov:-unknown}' ($(command -v go))"
     # The pinned modules (tests/sdk/go/go.sum) into the default module cache, outside the clone.
     if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" != "1" ]]; then
       (cd "$GO_DIR" && go mod download) || die "go mod download in tests/sdk/go failed"

@@ -1,4 +1,4 @@
-// Shared helpers of the aztable Go SDK (aztables) conformance suite: the server under test
+// The shared part of the aztable Go SDK (aztables) conformance suite: the server under test
 // from AZTABLE_CONNECTION_STRING / AZTABLE_ENDPOINT, the two URL styles every test runs
 // under (path-style http://127.0.0.1:PORT/devstoreaccount1 and production-style
 // http://devstoreaccount1.table.localhost:PORT), the transport that resolves *.localhost to

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the Azure SDK conformance suites (Python azure-data-tables, JS @azure/data-tables,
 # the legacy AtomPub Python client azure-storage 0.20.3, the JSON-era legacy clients
-# Python azure-cosmosdb-table 1.0.6 and Node azure-storage 2.10.7, and Java
-# com.azure:azure-data-tables through Maven) against aztable.
+# Python azure-cosmosdb-table 1.0.6 and Node azure-storage 2.10.7, Java
+# com.azure:azure-data-tables through Maven, and Go aztables (tests/sdk/go) with
+# `go test`) against aztable.
 #
 # Usage:
 #   scripts/sdk-tests.sh <path-to-aztable-binary>   start a fresh server (temp RocksDB dir) and test it
@@ -16,7 +17,7 @@
 #                              set by this script when it starts the server there)
 #   SDK_TESTS_SKIP_INSTALL=1   do not pip/npm install the pinned dependencies (Maven
 #                              resolves the Java suite's into ~/.m2 on its first run)
-#   SDK_TESTS_SUITES           "python js legacy legacy-json java" (default), or a subset
+#   SDK_TESTS_SUITES           "python js legacy legacy-json java go" (default), or a subset
 #   SDK_TESTS_STARTUP_TIMEOUT  seconds to wait for the server port (default 30)
 set -euo pipefail
 
@@ -26,10 +27,11 @@ JS_DIR="$REPO_ROOT/tests/sdk/js"
 JAVA_DIR="$REPO_ROOT/tests/sdk/java"
 LEGACY_DIR="$REPO_ROOT/tests/sdk/legacy"
 LEGACY_JSON_DIR="$REPO_ROOT/tests/sdk/legacy-json"
+GO_DIR="$REPO_ROOT/tests/sdk/go"
 ACCOUNT="devstoreaccount1"
 KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 STARTUP_TIMEOUT="${SDK_TESTS_STARTUP_TIMEOUT:-30}"
-SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json java}"
+SUITES="${SDK_TESTS_SUITES:-python js legacy legacy-json java go}"
 # The suites' Python packages go into a virtual environment of their own (stock Debian
 # refuses a global pip install): $SDK_TESTS_VENV, default ~/.cache/aztable/sdk-venv.
 # A PYTHON given in the environment is used as it is instead.
@@ -99,6 +101,17 @@ install_deps() {
     command -v mvn >/dev/null \
       || die "mvn is not installed: the java suite needs Maven 3.6+ and a JDK 17+ (Debian: apt-get install maven openjdk-17-jdk-headless)"
     command -v java >/dev/null || die "java is not installed: the java suite needs a JDK 17+"
+  fi
+  if [[ " $SUITES " == *" go "* ]]; then
+    # Go >= 1.23 (tests/sdk/go/go.mod; Debian 12's golang-go is 1.19, too old)
+    command -v go >/dev/null || die "go is not installed: the go suite needs Go >= 1.23 on PATH, or leave go out of SDK_TESTS_SUITES"
+    local gov minor
+    gov="$(go env GOVERSION 2>/dev/null || true)" && minor="${gov#go1.}" && minor="${minor%%[!0-9]*}"
+    [[ -n "$minor" && "$minor" -ge 23 ]] || die "the go suite needs Go >= 1.23, found '${gov:-unknown}' ($(command -v go))"
+    # The pinned modules (tests/sdk/go/go.sum) into the default module cache, outside the clone.
+    if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" != "1" ]]; then
+      (cd "$GO_DIR" && go mod download) || die "go mod download in tests/sdk/go failed"
+    fi
   fi
   if [[ "${SDK_TESTS_SKIP_INSTALL:-0}" == "1" ]]; then
     return
@@ -214,6 +227,7 @@ js_rc=0
 legacy_rc=0
 legacy_json_rc=0
 java_rc=0
+go_rc=0
 ran=()
 if [[ " $SUITES " == *" python "* ]]; then
   log "running Python suite (pytest)"
@@ -235,6 +249,11 @@ if [[ " $SUITES " == *" legacy-json "* ]]; then
   (cd "$LEGACY_JSON_DIR/python" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider) || legacy_json_rc=$?
   (cd "$LEGACY_JSON_DIR/js" && node --test) || legacy_json_rc=$?
   ran+=("legacy-json=$legacy_json_rc")
+fi
+if [[ " $SUITES " == *" go "* ]]; then
+  log "running Go suite (go test, aztables)"
+  (cd "$GO_DIR" && go test -count=1 ./...) || go_rc=$?
+  ran+=("go=$go_rc")
 fi
 
 if [[ " $SUITES " == *" java "* ]]; then
@@ -274,7 +293,7 @@ if [[ -n "$BINARY" ]]; then
 fi
 
 log "results: ${ran[*]}"
-if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0 || legacy_json_rc != 0 || java_rc != 0 || faults_rc != 0)); then
+if ((py_rc != 0 || js_rc != 0 || legacy_rc != 0 || legacy_json_rc != 0 || java_rc != 0 || go_rc != 0 || faults_rc != 0)); then
   exit 1
 fi
 exit 0

@@ -23,6 +23,7 @@ mod tables;
 mod throttle;
 mod transfer;
 mod upgrade;
+mod wire_batch;
 mod wire_misc;
 mod wire_routing;
 mod wire_values;

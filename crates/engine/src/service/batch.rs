@@ -82,11 +82,7 @@ impl TableService {
                 ));
             }
             if !seen.insert(ark.to_owned()) {
-                let msg = format!(
-                    "A command with RowKey '{ark}' is already present in the batch. \
-                     An entity can appear only once in a batch."
-                );
-                return Err(fail(i, ApiError::with_message(ErrorCode::InvalidDuplicateRow, msg).into()));
+                return Err(fail(i, ApiError::new(ErrorCode::InvalidDuplicateRow).into()));
             }
         }
         // a batch of N operations costs N, refused whole (top-level 503) when short

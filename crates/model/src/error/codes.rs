@@ -183,7 +183,7 @@ impl ErrorCode {
             InsufficientAccountPermissions => "Write operations are not allowed.",
             InternalError => "The server encountered an internal error. Please retry the request.",
             InvalidAuthenticationInfo => "Authentication information is not given in the correct format. Check the value of Authorization header.",
-            InvalidDuplicateRow => "A command with the same RowKey is already present in the batch. An entity can appear only once in a batch.",
+            InvalidDuplicateRow => "The batch request contains multiple changes with same row key. An entity can appear only once in a batch request.",
             InvalidHeaderValue => "The value for one of the HTTP headers is not in the correct format.",
             InvalidInput => "One of the request inputs is not valid.",
             InvalidQueryParameterValue => "Value for one of the query parameters specified in the request URI is invalid.",

@@ -1,8 +1,8 @@
 //! Entity group transactions (`POST /$batch`): parsing the `multipart/mixed` request
 //! body into operations ([`parse`]), building each operation's part of the answer
-//! ([`written_part`], [`entity_part`], [`op_error_part`], [`parse_error_part`]) and
-//! writing the `multipart/mixed` 202 response ([`write_success`], [`write_failure`],
-//! [`write_query`]). Pure: no I/O, no async.
+//! ([`written_part`], [`entity_part`], [`op_error_part`], [`changeset_error_part`],
+//! [`parse_error_part`]) and writing the `multipart/mixed` 202 response
+//! ([`write_success`], [`write_failure`], [`write_query`]). Pure: no I/O, no async.
 //!
 //! How the HTTP layer uses it:
 //!
@@ -43,5 +43,7 @@ mod write_tests;
 
 pub use error::{prefixed_message, BatchError, ErrorPlacement};
 pub use parse::{parse, BatchKind, BatchOp, BatchRequest, Limits};
-pub use respond::{entity_part, op_error_part, parse_error_part, written_part, ErrorStamp};
+pub use respond::{
+    changeset_error_part, entity_part, op_error_part, parse_error_part, written_part, ErrorStamp,
+};
 pub use write::{reason_phrase, write_failure, write_query, write_success, OpResult};

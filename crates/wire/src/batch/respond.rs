@@ -50,6 +50,27 @@ pub fn op_error_part(stamp: &ErrorStamp<'_>, index: usize, err: &ApiError) -> Op
     error_body_part(stamp, err.status(), err.code.as_str(), &prefixed_message(index, &err.message))
 }
 
+/// The part for change-set operation `index` (`op`) that failed with `err`. An insert
+/// sent with `Prefer` still says `Preference-Applied` in its error part: the Go SDK's
+/// recordings of the real service (`TestBatchError_storage`: 409 `EntityAlreadyExists`;
+/// `TestBatchErrorHandleResponse_storage`: 400 `InvalidDuplicateRow`) carry
+/// `Preference-Applied: return-no-content` on the failing insert's part.
+pub fn changeset_error_part(stamp: &ErrorStamp<'_>, index: usize, op: &BatchOp, err: &ApiError) -> OpResult {
+    let mut part = op_error_part(stamp, index, err);
+    if op.method == "POST" {
+        if let Some(p) = Prefer::parse(op.header("prefer")) {
+            // the service's order: after Cache-Control, before DataServiceVersion
+            let at = part
+                .headers
+                .iter()
+                .position(|(n, _)| n == "DataServiceVersion")
+                .unwrap_or(part.headers.len());
+            part.headers.insert(at, ("Preference-Applied".into(), p.applied().into()));
+        }
+    }
+    part
+}
+
 /// The part for a batch the parser refused inside the 202 (its message is prefixed
 /// already when the error belongs to one operation).
 pub fn parse_error_part(stamp: &ErrorStamp<'_>, e: &BatchError) -> OpResult {

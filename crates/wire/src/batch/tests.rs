@@ -398,3 +398,39 @@ fn request_line_urls() {
         assert_eq!(line(l).unwrap_err().code(), ErrorCode::InvalidUri, "{l}");
     }
 }
+
+/// The error part of a failed insert sent with `Prefer` says `Preference-Applied`, where
+/// the service puts it (the Go SDK's recordings, `TestBatchError_storage`); an insert
+/// without `Prefer` and an update with it do not.
+#[test]
+fn changeset_error_part_of_an_insert_with_prefer() {
+    let prefer = |op: &str| format!("{op}\r\nPrefer: return-no-content");
+    let with = insert("t", 1).replacen("HTTP/1.1\r\n", "HTTP/1.1\r\nPrefer: return-no-content\r\n", 1);
+    let update = format!(
+        "PUT /devstoreaccount1/t(PartitionKey='p',RowKey='2') HTTP/1.1\r\n{}\r\n\r\n{{}}",
+        prefer("Content-Type: application/json")
+    );
+    let req = p(CT, &changeset(&[with, insert("t", 3), update])).unwrap();
+    let stamp = ErrorStamp { request_id: "id", time: "2024-02-26T20:27:45.3717695Z", xml: false };
+    let err = ApiError::new(ErrorCode::EntityAlreadyExists);
+    let names = |i: usize| -> Vec<String> {
+        changeset_error_part(&stamp, i, &req.ops[i], &err).headers.into_iter().map(|(n, _)| n).collect()
+    };
+    assert_eq!(
+        names(0),
+        [
+            "X-Content-Type-Options",
+            "Cache-Control",
+            "Preference-Applied",
+            "DataServiceVersion",
+            "Content-Type"
+        ]
+    );
+    let part = changeset_error_part(&stamp, 0, &req.ops[0], &err);
+    assert_eq!(part.headers[2].1, "return-no-content");
+    assert_eq!(part.status, 409);
+    assert!(String::from_utf8(part.body).unwrap().contains("\"0:The specified entity already exists."));
+    for i in [1, 2] {
+        assert!(!names(i).iter().any(|n| n == "Preference-Applied"), "op {i}: {:?}", names(i));
+    }
+}

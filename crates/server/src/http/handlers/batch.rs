@@ -114,7 +114,7 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, parsed: &BatchRequest) -
     let (ops, table) = (&parsed.ops, parsed.table().unwrap_or_default());
     let fail = |index: usize, err: &ApiError| {
         let xml = op_xml_errors(ctx, &ops[index]);
-        let part = with_stamp(ctx, xml, |s| batch::op_error_part(s, index, err));
+        let part = with_stamp(ctx, xml, |s| batch::changeset_error_part(s, index, &ops[index], err));
         let (ct, body) = batch::write_failure(ops[index].content_id.as_deref(), &part);
         accepted(ct, body)
     };

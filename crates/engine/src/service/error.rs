@@ -62,7 +62,8 @@ impl From<aztable_model::names::NameError> for ServiceError {
 }
 
 impl From<ServiceError> for ApiError {
-    /// The wire error of each outcome; a storage failure is logged and answered 500
+    /// The wire error of each outcome; damage found on disk is 500 `DataCorrupted`
+    /// naming the file, any other storage failure is logged and answered 500
     /// `InternalError` without the engine's text.
     fn from(e: ServiceError) -> Self {
         use ServiceError as S;
@@ -74,6 +75,10 @@ impl From<ServiceError> for ApiError {
             S::ConditionNotSatisfied => ApiError::new(ErrorCode::UpdateConditionNotSatisfied),
             S::Invalid(api) => api,
             S::Throttled(refusal) => refusal.into(),
+            // damage on disk: named, and not to be retried (the store logged it)
+            S::Store(StoreError::DataCorrupted(message)) => {
+                ApiError::with_message(ErrorCode::DataCorrupted, message)
+            }
             S::Store(source) => {
                 // The engine's error goes to the log, never to the client.
                 tracing::error!(error = %source, "storage failure");

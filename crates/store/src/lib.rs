@@ -16,6 +16,8 @@ pub mod wal;
 #[cfg(test)]
 mod conformance;
 #[cfg(all(test, feature = "rocksdb"))]
+mod damage_tests;
+#[cfg(all(test, feature = "rocksdb"))]
 mod wal_cut_proptest;
 
 /// A storage failure. The engine's own error is kept only as text for the log.

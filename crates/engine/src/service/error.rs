@@ -87,3 +87,20 @@ impl From<ServiceError> for ApiError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damage_on_disk_is_named_and_other_storage_failures_are_internal_errors() {
+        let damaged = ApiError::from(ServiceError::Store(StoreError::DataCorrupted(
+            "The data directory is damaged: the file 000012.sst …".into(),
+        )));
+        assert_eq!((damaged.code, damaged.status()), (ErrorCode::DataCorrupted, 500));
+        assert!(damaged.message.contains("000012.sst"), "{}", damaged.message);
+        let other = ApiError::from(ServiceError::Store(StoreError::Engine("IO error: /d/000012.sst".into())));
+        assert_eq!(other.code, ErrorCode::InternalError);
+        assert!(!other.message.contains("000012.sst"), "the engine's text stays in the log");
+    }
+}

@@ -112,8 +112,8 @@ pub fn corrupted_message(engine_text: &str) -> String {
         None => format!("a file of the data directory {what} (the server's log names it)"),
     };
     format!(
-        "The data directory is damaged: {file} when it was read. Retrying will not help: stop the \
-         server and restore the data directory from a backup."
+        "The data directory is damaged: {file} when it was read. Retrying will not help: restore \
+         the data directory from a backup."
     )
 }
 

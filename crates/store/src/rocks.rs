@@ -92,7 +92,7 @@ impl RocksStore {
     /// recorded and named (`damage.rs`), anything else is an engine failure.
     fn failed(&self, e: rocksdb::Error) -> StoreError {
         match e.kind() {
-            ErrorKind::Corruption => self.damage.note(&e.to_string()),
+            ErrorKind::Corruption => self.damage.note(e.as_ref()),
             _ => engine(e),
         }
     }

@@ -199,7 +199,7 @@ fn run_case(writes: &[Vec<Op>], cut_at: f64) -> Result<(bool, bool), TestCaseErr
         ends.push(std::fs::metadata(&log).expect("log").len());
     }
     drop(store); // no flush: everything is only in the log
-    prop_assert_eq!(newest_log(dir.path()), log.clone(), "the writes stayed in one log");
+    prop_assert!(newest_log(dir.path()) == log, "the writes stayed in one log");
     let bytes = std::fs::read(&log).expect("read log");
     prop_assert_eq!(bytes.len() as u64, *ends.last().unwrap_or(&0));
     let cut = ((bytes.len() as f64) * cut_at) as usize;

@@ -119,8 +119,7 @@ async fn query_until_failure(c: &Client) -> (usize, Option<Resp>) {
 }
 
 #[tokio::test]
-async fn a_damaged_block_is_named_on_every_read_that_meets_it_and_refuses_writes_and_the_start_with_verify_on_start(
-) {
+async fn a_damaged_block_is_named_on_every_read_and_refuses_writes_and_verify_on_start() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
     write_store(&dir).await;

@@ -163,8 +163,11 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, String> {
 /// `--verifyOnStart`: reads every stored block with its checksum verified before the
 /// port opens; damage refuses the start, naming the file.
 fn verify_store(store: &dyn Store, config: &Config) -> Result<(), String> {
-    let dir = config.data_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_default();
-    tracing::info!("--verifyOnStart: reading every block of the data directory {dir}");
+    let Some(dir) = &config.data_dir else {
+        tracing::info!("--verifyOnStart: nothing to verify (--inMemoryPersistence)");
+        return Ok(());
+    };
+    tracing::info!("--verifyOnStart: reading every block of the data directory {}", dir.display());
     let started = std::time::Instant::now();
     let report = store.verify_checksums().map_err(|e| format!("--verifyOnStart: {e}"))?;
     tracing::info!(

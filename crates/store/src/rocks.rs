@@ -337,14 +337,15 @@ impl Scan<'_> {
     /// The current key and value (the smaller key of the two column families), and
     /// whether they are a heap's; `None` at the end of the range or on an error.
     fn current(&self) -> Option<(&[u8], &[u8], bool)> {
-        let (rest, heaps) = match self {
+        let (rest_it, heaps_it) = match self {
             Scan::One(it) => return it.item().map(|(k, v)| (k, v, false)),
-            Scan::Both { rest, heaps } => (rest.item(), heaps.item()),
+            Scan::Both { rest, heaps } => (rest, heaps),
         };
-        match (rest, heaps) {
+        match (rest_it.item(), heaps_it.item()) {
             // one side stopped on an error, not at its end: stop, or the other side's
             // keys would be served as if the failed side had none
-            (None, _) | (_, None) if self.status().is_err() => None,
+            (None, Some(_)) if rest_it.status().is_err() => None,
+            (Some(_), None) if heaps_it.status().is_err() => None,
             (Some(r), Some(h)) if h.0 < r.0 => Some((h.0, h.1, true)),
             (Some(r), _) => Some((r.0, r.1, false)),
             (None, Some(h)) => Some((h.0, h.1, true)),

@@ -1,9 +1,13 @@
-//! Black-box crash safety: writers run concurrently (single inserts, upserts, merges,
-//! and change sets that each write a group of rows with a shared marker), the server
-//! is SIGKILLed at a random moment, restarted on the same directory, and everything
-//! the clients saw acknowledged is checked: every acknowledged write is there (or was
-//! overwritten by the one write in flight at the kill), and no change set is partial.
-//! Every other round runs with `--fsync`.
+//! Black-box crash safety: writers run concurrently (single inserts, upserts and
+//! merges, and change sets mixing insert, replace, merge, both upserts and delete over
+//! a partition of their own), the server is SIGKILLed at a random moment, restarted on
+//! the same directory, and everything the clients saw acknowledged is checked: every
+//! acknowledged write is there (or was overwritten by the one write in flight at the
+//! kill), and each change set is whole or absent. Every write carries a value longer
+//! than the inline limit (64 bytes, `store::codec::entity`), so an entity's head and
+//! heap (two column families) are written together, and each long value encodes the
+//! write it belongs to: a head and a heap of different writes would show. Every other
+//! round runs with `--fsync`.
 //!
 //! A few rounds by default (about 10 s); a longer run:
 //! `AZTABLE_CRASH_ROUNDS=200 AZTABLE_CRASH_SEED=7 cargo test --test it crash -- --nocapture`.
@@ -17,10 +21,18 @@ use std::time::{Duration, Instant};
 const TABLE: &str = "crash";
 const SINGLE_WRITERS: usize = 4;
 const BATCH_WRITERS: usize = 2;
-/// Rows per change set.
-const BATCH_ROWS: usize = 10;
+/// Rows of a batch writer's partition its change sets pick from.
+const BATCH_POOL: u64 = 16;
+/// Most operations in a change set.
+const BATCH_OPS: u64 = 8;
 /// Rows each single writer cycles its upserts and merges over.
 const HOT_ROWS: u64 = 20;
+
+/// The long value written beside `n`: above the inline limit, its length varying, and
+/// naming `n`, so that it shows which write it came from.
+fn long_value(n: i64) -> String {
+    format!("{n:012}:{}", "L".repeat(64 + (n.unsigned_abs() % 300) as usize))
+}
 
 /// What a writer knows of one property of one row: the last value acknowledged, and
 /// the value of a write that was sent but not answered (it may or may not be stored).
@@ -33,11 +45,29 @@ struct Cell {
 /// Acknowledged state of one single writer's partition: (RowKey, property) → cell.
 type Cells = BTreeMap<(String, String), Cell>;
 
-/// A change set: its partition and whether it was acknowledged (`None`: in flight).
-#[derive(Debug, Clone)]
-struct BatchRecord {
-    pk: String,
-    acked: Option<bool>,
+/// A batch writer's partition as acknowledged: RowKey → its properties (system ones
+/// left out).
+type Rows = BTreeMap<String, BTreeMap<String, Value>>;
+
+/// What a batch writer knows of its partition: the state after its last acknowledged
+/// change set, and the state the change set in flight at the kill would leave.
+#[derive(Debug, Default, Clone)]
+struct Partition {
+    acked: Rows,
+    in_flight: Option<Rows>,
+}
+
+/// The operations of a change set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Op {
+    Insert,
+    Replace,
+    Merge,
+    UpsertReplace,
+    UpsertMerge,
+    Delete,
+    /// Not an operation: counts the change sets acknowledged.
+    Sets,
 }
 
 struct Rng(u64);
@@ -77,17 +107,24 @@ async fn single_writer(
                     format!("/{TABLE}"),
                     rk.clone(),
                     "V".to_owned(),
-                    json!({"PartitionKey": pk, "RowKey": rk, "V": n}),
+                    json!({"PartitionKey": pk, "RowKey": rk, "V": n, "LV": long_value(n)}),
                 )
             }
             1 => {
                 let rk = format!("u{}", n as u64 % HOT_ROWS);
-                ("PUT", entity_path(TABLE, &pk, &rk), rk, "V".to_owned(), json!({"V": n}))
+                (
+                    "PUT",
+                    entity_path(TABLE, &pk, &rk),
+                    rk,
+                    "V".to_owned(),
+                    json!({"V": n, "LV": long_value(n)}),
+                )
             }
             _ => {
                 let rk = format!("m{}", n as u64 % HOT_ROWS);
                 let prop = format!("P{}", n % 5);
-                ("MERGE", entity_path(TABLE, &pk, &rk), rk, prop.clone(), json!({ prop: n }))
+                let body = json!({ prop.clone(): n, format!("L{prop}"): long_value(n) });
+                ("MERGE", entity_path(TABLE, &pk, &rk), rk, prop, body)
             }
         };
         let key = (rk, prop);
@@ -108,43 +145,111 @@ async fn single_writer(
     }
 }
 
-/// One batch writer: change sets of `BATCH_ROWS` inserts into a new partition each,
-/// every row carrying the change set's marker.
+/// The change set `cs` of a batch writer over `rows`: a few distinct rows, each with an
+/// operation its state allows (insert only where absent; replace, merge and delete
+/// only where present; both upserts anywhere). Returns the operations and the rows
+/// they leave.
+fn plan_change_set(rng: &mut Rng, cs: i64, rows: &Rows) -> (Vec<(String, Op, Option<Value>)>, Rows) {
+    let mut after = rows.clone();
+    let mut ops = Vec::new();
+    let count = 1 + rng.below(BATCH_OPS);
+    let first = rng.below(BATCH_POOL);
+    for i in 0..count {
+        let rk = format!("r{:02}", (first + i * 5) % BATCH_POOL);
+        if ops.iter().any(|(k, _, _)| *k == rk) {
+            continue;
+        }
+        let op = match (after.contains_key(&rk), rng.below(3)) {
+            (false, 0) => Op::Insert,
+            (false, 1) => Op::UpsertReplace,
+            (false, _) => Op::UpsertMerge,
+            (true, _) => [Op::Replace, Op::Merge, Op::Delete, Op::UpsertReplace, Op::UpsertMerge]
+                [rng.below(5) as usize],
+        };
+        let mut props = BTreeMap::new();
+        props.insert("Marker".to_owned(), json!(cs));
+        props.insert("L".to_owned(), json!(long_value(cs)));
+        let body = match op {
+            Op::Delete | Op::Sets => {
+                after.remove(&rk);
+                None
+            }
+            Op::Insert | Op::Replace | Op::UpsertReplace => {
+                props.insert("R".to_owned(), json!(cs));
+                after.insert(rk.clone(), props.clone());
+                Some(Value::Object(props.into_iter().collect()))
+            }
+            Op::Merge | Op::UpsertMerge => {
+                props.insert(format!("G{}", cs % 3), json!(cs));
+                after.entry(rk.clone()).or_default().extend(props.clone());
+                Some(Value::Object(props.into_iter().collect()))
+            }
+        };
+        ops.push((rk, op, body));
+    }
+    (ops, after)
+}
+
+/// One batch writer: change sets over its own partition, planned from the partition
+/// as acknowledged, until the server goes away.
 async fn batch_writer(
     c: Client,
-    w: usize,
+    pk: String,
     round: u64,
-    batches: Arc<Mutex<Vec<BatchRecord>>>,
-    acked_ops: Arc<Mutex<u64>>,
+    seed: u64,
+    part: Arc<Mutex<Partition>>,
+    acked: Arc<Mutex<BTreeMap<Op, u64>>>,
 ) {
-    for n in 0.. {
-        let pk = format!("b{w}-{round}-{n}");
-        let marker = format!("{pk}-marker");
-        let (b, cs) = ("batch_crash", "changeset_crash");
-        let mut body = format!("--{b}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n");
-        for r in 0..BATCH_ROWS {
-            let entity = json!({"PartitionKey": pk, "RowKey": format!("{r:02}"), "Marker": marker});
+    let mut rng = Rng(seed | 1);
+    for n in 0i64.. {
+        let cs = (round as i64) * 1_000_000 + n;
+        let (ops, after) = plan_change_set(&mut rng, cs, &part.lock().unwrap().acked);
+        let (b, set) = ("batch_crash", "changeset_crash");
+        let mut body = format!("--{b}\r\nContent-Type: multipart/mixed; boundary={set}\r\n\r\n");
+        for (rk, op, props) in &ops {
+            let url = format!("{}{}", c.endpoint, entity_path(TABLE, &pk, rk));
+            let (line, if_match) = match op {
+                Op::Insert => (format!("POST {}/{TABLE}", c.endpoint), false),
+                Op::Replace => (format!("PUT {url}"), true),
+                Op::UpsertReplace => (format!("PUT {url}"), false),
+                Op::Merge => (format!("MERGE {url}"), true),
+                Op::UpsertMerge => (format!("MERGE {url}"), false),
+                Op::Delete | Op::Sets => (format!("DELETE {url}"), true),
+            };
+            let mut props = props.clone();
+            if let (Op::Insert, Some(Value::Object(p))) = (op, props.as_mut()) {
+                p.insert("PartitionKey".into(), json!(pk));
+                p.insert("RowKey".into(), json!(rk));
+            }
             body.push_str(&format!(
-                "--{cs}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
-                 POST {}/{TABLE} HTTP/1.1\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n\
-                 {entity}\r\n",
-                c.endpoint
+                "--{set}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+                 {line} HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\nPrefer: return-no-content\r\n"
             ));
+            if if_match {
+                body.push_str("If-Match: *\r\n");
+            }
+            match props {
+                Some(p) => body.push_str(&format!("Content-Type: application/json\r\n\r\n{p}\r\n")),
+                None => body.push_str("\r\n"),
+            }
         }
-        body.push_str(&format!("--{cs}--\r\n--{b}--\r\n"));
-        let index = {
-            let mut all = batches.lock().unwrap();
-            all.push(BatchRecord { pk: pk.clone(), acked: None });
-            all.len() - 1
-        };
+        body.push_str(&format!("--{set}--\r\n--{b}--\r\n"));
+        part.lock().unwrap().in_flight = Some(after.clone());
         let ct = format!("multipart/mixed; boundary={b}");
         match c.try_send("POST", "/$batch", &[("Content-Type", &ct)], Some(&body)).await {
             Ok(r) if r.status == 202 && !r.body.contains("HTTP/1.1 4") && !r.body.contains("HTTP/1.1 5") => {
-                batches.lock().unwrap()[index].acked = Some(true);
-                *acked_ops.lock().unwrap() += 1;
+                let mut part = part.lock().unwrap();
+                part.acked = after;
+                part.in_flight = None;
+                let mut acked = acked.lock().unwrap();
+                for (_, op, _) in &ops {
+                    *acked.entry(*op).or_default() += 1;
+                }
+                // the change sets, under a key no operation has
+                *acked.entry(Op::Sets).or_default() += 1;
             }
-            Ok(r) => panic!("$batch: unexpected {} {}", r.status, r.body),
-            Err(_) => return,
+            Ok(r) => panic!("$batch {ops:?}: unexpected {} {}", r.status, r.body),
+            Err(_) => return, // the server was killed: this change set stays in flight
         }
     }
 }
@@ -170,21 +275,32 @@ async fn read_all(c: &Client) -> BTreeMap<(String, String), Value> {
 
 /// Checks the restarted server against what the clients saw acknowledged; then takes
 /// what is stored as acknowledged (it is durable now) and clears what was in flight.
+/// Returns the cells and the change-set partitions checked.
 fn verify(
     stored: &BTreeMap<(String, String), Value>,
     writers: &mut [(String, Cells)],
-    batches: &mut Vec<BatchRecord>,
+    partitions: &mut [(String, Partition)],
 ) -> (u64, u64) {
     let mut checked = 0;
     for (pk, cells) in writers.iter_mut() {
         for ((rk, prop), cell) in cells.iter_mut() {
-            let got = stored.get(&(pk.clone(), rk.clone())).and_then(|e| e[prop.as_str()].as_i64());
+            let entity = stored.get(&(pk.clone(), rk.clone()));
+            let got = entity.and_then(|e| e[prop.as_str()].as_i64());
             let ok = got == cell.acked || (got.is_some() && got == cell.in_flight);
             assert!(
                 ok,
                 "{pk}/{rk}.{prop}: stored {got:?}, acknowledged {:?}, in flight {:?}",
                 cell.acked, cell.in_flight
             );
+            // the long value (in the heap) is of the same write as the number (in the head)
+            if let (Some(e), Some(n)) = (entity, got) {
+                let long = e[format!("L{prop}").as_str()].as_str();
+                assert_eq!(
+                    long,
+                    Some(long_value(n).as_str()),
+                    "{pk}/{rk}: L{prop} is of another write than {prop}={n}"
+                );
+            }
             if got.is_some() {
                 cell.acked = got;
             }
@@ -192,30 +308,41 @@ fn verify(
             checked += 1;
         }
     }
-    // change sets: all rows or none, and all of every acknowledged one
-    let mut rows_of: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
-    for ((pk, _), e) in stored {
-        if pk.starts_with('b') {
-            rows_of.entry(pk.as_str()).or_default().push(e);
-        }
+    // change sets: each partition is as after the last acknowledged one, or as after
+    // the one in flight, whole
+    let mut partitions_checked = 0;
+    for (pk, part) in partitions.iter_mut() {
+        let rows: Rows = stored
+            .iter()
+            .filter(|((p, _), _)| p == pk)
+            .map(|((_, rk), e)| {
+                let props = e
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, _)| {
+                        !matches!(k.as_str(), "PartitionKey" | "RowKey" | "Timestamp")
+                            && !k.starts_with("odata.")
+                            && !k.contains("@odata")
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                (rk.clone(), props)
+            })
+            .collect();
+        let as_acked = rows == part.acked;
+        let as_in_flight = part.in_flight.as_ref() == Some(&rows);
+        assert!(
+            as_acked || as_in_flight,
+            "partition {pk} matches no whole change set:\n stored {rows:?}\n acknowledged {:?}\n in flight {:?}",
+            part.acked,
+            part.in_flight
+        );
+        part.acked = rows;
+        part.in_flight = None;
+        partitions_checked += 1;
     }
-    for (pk, rows) in &rows_of {
-        assert_eq!(rows.len(), BATCH_ROWS, "change set {pk} is partial: {} of {BATCH_ROWS} rows", rows.len());
-        assert!(rows.iter().all(|e| e["Marker"] == format!("{pk}-marker")), "{pk}: a row of another write");
-    }
-    let mut acked_batches = 0;
-    batches.retain_mut(|b| {
-        let present = rows_of.contains_key(b.pk.as_str());
-        if b.acked == Some(true) {
-            assert!(present, "acknowledged change set {} is missing", b.pk);
-            acked_batches += 1;
-        }
-        present
-    });
-    for b in batches.iter_mut() {
-        b.acked = Some(true);
-    }
-    (checked, acked_batches)
+    (checked, partitions_checked)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -229,8 +356,10 @@ async fn acknowledged_writes_and_whole_change_sets_survive_sigkill_at_random_mom
     let dir = tmp.path().join("data");
     let mut writers: Vec<(String, Cells)> =
         (0..SINGLE_WRITERS).map(|w| (format!("w{w}"), Cells::new())).collect();
-    let mut batches: Vec<BatchRecord> = Vec::new();
+    let mut partitions: Vec<(String, Partition)> =
+        (0..BATCH_WRITERS).map(|w| (format!("b{w}"), Partition::default())).collect();
     let (mut acked_total, mut kills) = (0u64, 0u64);
+    let set_ops = Arc::new(Mutex::new(BTreeMap::new()));
     let started = Instant::now();
     for round in 0..rounds {
         let flags: &[&str] = if round % 2 == 1 { &["--fsync"] } else { &[] };
@@ -240,14 +369,13 @@ async fn acknowledged_writes_and_whole_change_sets_survive_sigkill_at_random_mom
             assert_eq!(c.create_table(TABLE).await.status, 201);
         } else {
             let stored = read_all(&c).await;
-            let (cells, acked_batches) = verify(&stored, &mut writers, &mut batches);
+            let (cells, parts) = verify(&stored, &mut writers, &mut partitions);
             println!(
-                "round {round}: {} entities, {cells} cells and {acked_batches} change sets check out",
+                "round {round}: {} entities, {cells} cells and {parts} change-set partitions check out",
                 stored.len()
             );
         }
         let acked_ops = Arc::new(Mutex::new(0u64));
-        let shared_batches = Arc::new(Mutex::new(std::mem::take(&mut batches)));
         let mut tasks = Vec::new();
         let mut cells_of = Vec::new();
         for (pk, cells) in &mut writers {
@@ -261,13 +389,17 @@ async fn acknowledged_writes_and_whole_change_sets_survive_sigkill_at_random_mom
                 Arc::clone(&acked_ops),
             )));
         }
-        for w in 0..BATCH_WRITERS {
+        let mut parts_of = Vec::new();
+        for (pk, part) in &mut partitions {
+            let shared = Arc::new(Mutex::new(std::mem::take(part)));
+            parts_of.push(Arc::clone(&shared));
             tasks.push(tokio::spawn(batch_writer(
                 c.clone(),
-                w,
+                pk.clone(),
                 round,
-                Arc::clone(&shared_batches),
-                Arc::clone(&acked_ops),
+                rng.next(),
+                shared,
+                Arc::clone(&set_ops),
             )));
         }
         tokio::time::sleep(Duration::from_millis(300 + rng.below(1200))).await;
@@ -279,17 +411,23 @@ async fn acknowledged_writes_and_whole_change_sets_survive_sigkill_at_random_mom
         for ((_, cells), shared) in writers.iter_mut().zip(cells_of) {
             *cells = std::mem::take(&mut *shared.lock().unwrap());
         }
-        batches = std::mem::take(&mut *shared_batches.lock().unwrap());
+        for ((_, part), shared) in partitions.iter_mut().zip(parts_of) {
+            *part = std::mem::take(&mut *shared.lock().unwrap());
+        }
         acked_total += *acked_ops.lock().unwrap();
     }
     let server = TestServer::start_on(&dir, &[]);
     let stored = read_all(&server.client()).await;
-    let (cells, acked_batches) = verify(&stored, &mut writers, &mut batches);
+    let (cells, parts) = verify(&stored, &mut writers, &mut partitions);
+    let set_ops = std::mem::take(&mut *set_ops.lock().unwrap());
     println!(
-        "crash test: {kills} kills in {:.1} s; {acked_total} acknowledged writes (single writes and \
-         change sets); at the end {} entities, {cells} cells and {acked_batches} change sets check out",
+        "crash test: {kills} kills in {:.1} s; {acked_total} acknowledged single writes; change sets \
+         and their operations acknowledged: {set_ops:?}; at the end {} entities, {cells} cells and \
+         {parts} change-set partitions check out",
         started.elapsed().as_secs_f64(),
         stored.len()
     );
-    assert!(acked_batches > 0 && cells > 0, "the writers got nothing acknowledged");
+    assert!(acked_total > 0 && cells > 0, "the single writers got nothing acknowledged");
+    // every kind of operation was in an acknowledged change set
+    assert_eq!(set_ops.len(), 7, "{set_ops:?}");
 }

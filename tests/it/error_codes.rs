@@ -26,6 +26,10 @@ const COVERAGE: &[(&str, &str)] = &[
         "batch::different_partition_keys_are_refused_and_nothing_is_written",
     ),
     ("CorsPreflightFailure", "access::cors_preflight_and_actual_requests"),
+    (
+        "DataCorrupted",
+        "damaged_serving::a_damaged_block_is_named_on_every_read_and_refuses_writes_and_verify_on_start",
+    ),
     ("DuplicatePropertiesSpecified", "atom::invalid_atom_bodies_are_400_and_write_nothing"),
     ("EntityAlreadyExists", "atom::insert_with_an_atom_body_answers_an_entry_with_etag_and_location"),
     ("EntityTooLarge", "error_codes::entity_codes"),
@@ -75,6 +79,7 @@ const MODULES: &[(&str, &str)] = &[
     ("access", include_str!("access.rs")),
     ("atom", include_str!("atom.rs")),
     ("batch", include_str!("batch.rs")),
+    ("damaged_serving", include_str!("damaged_serving.rs")),
     ("error_codes", include_str!("error_codes.rs")),
     ("errors", include_str!("errors.rs")),
     ("hostile", include_str!("hostile.rs")),

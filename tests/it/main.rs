@@ -11,6 +11,7 @@ mod browse;
 mod cli;
 mod connections;
 mod crash;
+mod damaged_serving;
 mod entities;
 mod error_codes;
 mod errors;

@@ -5,6 +5,7 @@
 //! `keys` defines the key layout (order-preserving), `codec` the value encoding.
 
 pub mod codec;
+pub mod damage;
 pub mod keys;
 pub mod mem;
 pub mod recovery;
@@ -14,6 +15,10 @@ pub mod wal;
 
 #[cfg(test)]
 mod conformance;
+#[cfg(all(test, feature = "rocksdb"))]
+mod damage_tests;
+#[cfg(all(test, feature = "rocksdb"))]
+mod wal_cut_proptest;
 
 /// A storage failure. The engine's own error is kept only as text for the log.
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +36,11 @@ pub enum StoreError {
     /// The data directory is damaged; the text says what is wrong and what to do.
     #[error("{0}")]
     Damaged(String),
+    /// Data read back failed the engine's checks on disk (a block's checksum): the
+    /// text, for the client, names the file and says what to do (`damage.rs`).
+    /// Retrying cannot help.
+    #[error("{0}")]
+    DataCorrupted(String),
     /// The data directory was written by a newer build, in a format this one cannot read.
     #[error(
         "the data directory is in storage format {found}, written by a newer aztable; this build reads \
@@ -120,6 +130,17 @@ pub trait Store: Send + Sync + 'static {
             }
         }
         Ok(())
+    }
+    /// What this store found damaged while serving (`damage.rs`): nothing, for a
+    /// store that cannot find damage.
+    fn damage(&self) -> damage::DamageReport {
+        damage::DamageReport::default()
+    }
+    /// Reads every stored block of every column family with its checksum verified
+    /// (`--verifyOnStart`); [`StoreError::DataCorrupted`] names the first damaged file.
+    /// A store with nothing on disk has nothing to verify.
+    fn verify_checksums(&self) -> Result<damage::VerifyReport, StoreError> {
+        Ok(damage::VerifyReport::default())
     }
     /// Flushes in-memory state to disk (called at shutdown).
     fn flush(&self) -> Result<(), StoreError>;

@@ -62,7 +62,8 @@ impl From<aztable_model::names::NameError> for ServiceError {
 }
 
 impl From<ServiceError> for ApiError {
-    /// The wire error of each outcome; a storage failure is logged and answered 500
+    /// The wire error of each outcome; damage found on disk is 500 `DataCorrupted`
+    /// naming the file, any other storage failure is logged and answered 500
     /// `InternalError` without the engine's text.
     fn from(e: ServiceError) -> Self {
         use ServiceError as S;
@@ -74,11 +75,32 @@ impl From<ServiceError> for ApiError {
             S::ConditionNotSatisfied => ApiError::new(ErrorCode::UpdateConditionNotSatisfied),
             S::Invalid(api) => api,
             S::Throttled(refusal) => refusal.into(),
+            // damage on disk: named, and not to be retried (the store logged it)
+            S::Store(StoreError::DataCorrupted(message)) => {
+                ApiError::with_message(ErrorCode::DataCorrupted, message)
+            }
             S::Store(source) => {
                 // The engine's error goes to the log, never to the client.
                 tracing::error!(error = %source, "storage failure");
                 ApiError::new(ErrorCode::InternalError)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damage_on_disk_is_named_and_other_storage_failures_are_internal_errors() {
+        let damaged = ApiError::from(ServiceError::Store(StoreError::DataCorrupted(
+            "The data directory is damaged: the file 000012.sst …".into(),
+        )));
+        assert_eq!((damaged.code, damaged.status()), (ErrorCode::DataCorrupted, 500));
+        assert!(damaged.message.contains("000012.sst"), "{}", damaged.message);
+        let other = ApiError::from(ServiceError::Store(StoreError::Engine("IO error: /d/000012.sst".into())));
+        assert_eq!(other.code, ErrorCode::InternalError);
+        assert!(!other.message.contains("000012.sst"), "the engine's text stays in the log");
     }
 }

@@ -80,6 +80,12 @@ impl TableService {
         Ok(TableService::new(store))
     }
 
+    /// What the store found damaged while serving: the health answer and the metrics
+    /// report it, and the store refuses writes once it is damaged.
+    pub fn damage(&self) -> aztable_store::damage::DamageReport {
+        self.parts.store().damage()
+    }
+
     /// Flushes the store (at shutdown).
     pub fn flush(&self) -> Result<(), ServiceError> {
         Ok(self.parts.store().flush()?)

@@ -14,6 +14,10 @@ pub enum ErrorCode {
     AuthorizationSourceIPMismatch,
     CommandsInBatchActOnDifferentPartitions,
     CorsPreflightFailure,
+    /// 500, a project extension the service never answers: a read met data the store
+    /// found damaged on disk (a block that fails its checksum). Retrying cannot help;
+    /// the message names the damaged file.
+    DataCorrupted,
     DuplicatePropertiesSpecified,
     EntityAlreadyExists,
     EntityTooLarge,
@@ -74,6 +78,7 @@ impl ErrorCode {
             AuthorizationSourceIPMismatch => "AuthorizationSourceIPMismatch",
             CommandsInBatchActOnDifferentPartitions => "CommandsInBatchActOnDifferentPartitions",
             CorsPreflightFailure => "CorsPreflightFailure",
+            DataCorrupted => "DataCorrupted",
             DuplicatePropertiesSpecified => "DuplicatePropertiesSpecified",
             EntityAlreadyExists => "EntityAlreadyExists",
             EntityTooLarge => "EntityTooLarge",
@@ -137,7 +142,7 @@ impl ErrorCode {
             RequestUriTooLong => 414,
             RequestHeaderFieldsTooLarge => 431,
             AtomFormatNotSupported | MediaTypeNotSupported => 415,
-            InternalError | OperationTimedOut => 500,
+            InternalError | OperationTimedOut | DataCorrupted => 500,
             NotImplemented => 501,
             ServerBusy => 503,
             CommandsInBatchActOnDifferentPartitions
@@ -177,6 +182,7 @@ impl ErrorCode {
             AuthorizationSourceIPMismatch => "This request is not authorized to perform this operation using this source IP.",
             CommandsInBatchActOnDifferentPartitions => "All commands in a batch must operate on same entity group.",
             CorsPreflightFailure => "CORS not enabled or no matching rule found for this request.",
+            DataCorrupted => "The data directory is damaged: a stored block failed its checksum. Retrying will not help; restore the data directory from a backup.",
             DuplicatePropertiesSpecified => "A property is specified more than one time.",
             EntityAlreadyExists => "The specified entity already exists.",
             EntityTooLarge => "The entity is larger than the maximum size permitted.",

@@ -159,6 +159,11 @@ async fn handle(
     if parts.headers.contains_key("x-aztable-test-panic") {
         panic!("x-aztable-test-panic");
     }
+    if super::health::is_probe(&parts) {
+        if let Some(damaged) = super::health::damaged(state) {
+            return Err(damaged);
+        }
+    }
     let limits = &state.options.limits;
     // Everything that can refuse the request is decided on its head, before the body is
     // buffered (SharedKey, SharedKeyLite, SAS and bearer tokens sign no body): an

@@ -1,7 +1,9 @@
 //! `aztable healthcheck`: the client side of a container's HEALTHCHECK (the image has no
 //! curl). Connects, sends one minimal request (`GET /`, which the server answers 400
-//! `InvalidUri` without touching the store, or 501 on a Blob or Queue port) and reads the
-//! status line. Blocking, with a deadline; no runtime needed.
+//! `InvalidUri` without touching the store, or 501 on a Blob or Queue port; 500
+//! `DataCorrupted` once the store found damaged data, see `health.rs`) and reads the
+//! answer: its status line decides, and an unhealthy answer's error code and body are
+//! shown. Blocking, with a deadline; no runtime needed.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -21,11 +23,14 @@ pub fn probe(addr: SocketAddr, timeout: Duration) -> Result<String, String> {
     stream.write_all(request.as_bytes()).map_err(|e| format!("{addr}: cannot send: {e}"))?;
     let mut got = Vec::new();
     let mut buf = [0u8; 512];
-    while !got.windows(2).any(|w| w == b"\r\n") && got.len() < 4096 {
+    // the whole answer (the request said `Connection: close`), for an error's body
+    while got.len() < 16 * 1024 {
         stream.set_read_timeout(Some(left())).map_err(|e| e.to_string())?;
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => got.extend_from_slice(&buf[..n]),
+            // what arrived before the deadline is enough to judge
+            Err(_) if got.windows(2).any(|w| w == b"\r\n") => break,
             Err(e) => return Err(format!("{addr}: no answer: {e}")),
         }
     }
@@ -49,7 +54,16 @@ fn judge(answer: &[u8]) -> Result<String, String> {
         .and_then(|code| code.parse::<u16>().ok())
         .ok_or_else(|| format!("not an HTTP answer: {line:?}"))?;
     if status >= 500 && status != 501 {
-        return Err(format!("answered {line}"));
+        let text = String::from_utf8_lossy(answer);
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let code = head
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("x-ms-error-code"))
+            .map(|(_, v)| format!(" {}", v.trim()))
+            .unwrap_or_default();
+        let body: String = body.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(800).collect();
+        return Err(format!("answered {line}{code}: {body}"));
     }
     Ok(line)
 }
@@ -64,6 +78,11 @@ mod tests {
         // a Blob or Queue port: alive, answering that it does not serve that service
         assert!(judge(b"HTTP/1.1 501 Not Implemented\r\n").is_ok());
         assert!(judge(b"HTTP/1.1 503 Service Unavailable\r\n").is_err());
+        let damaged = judge(
+            b"HTTP/1.1 500 Internal Server Error\r\nx-ms-error-code: DataCorrupted\r\n\r\n{\"m\": \"the file 000012.sst\"}",
+        )
+        .unwrap_err();
+        assert!(damaged.contains("DataCorrupted") && damaged.contains("000012.sst"), "{damaged}");
         assert!(judge(b"").is_err());
         assert!(judge(b"SSH-2.0-OpenSSH\r\n").is_err());
         assert!(judge(&[0x15, 3, 3, 0, 2, 2, 50]).is_ok());

@@ -4,7 +4,8 @@
 //!
 //! - `GET /_aztable/insight`: the report as an HTML page, or as JSON with
 //!   `Accept: application/json` (or `?format=json`);
-//! - `GET /_aztable/metrics`: Prometheus text format.
+//! - `GET /_aztable/metrics`: Prometheus text format (the advisor's, and the store's
+//!   damage: `health.rs`).
 //!
 //! Open when the server listens on loopback only; otherwise the request must carry an
 //! account key, as `?key=<base64 key>` (percent-encoded) or an `x-aztable-key` header.
@@ -77,7 +78,8 @@ pub(super) fn serve(state: &AppState, parts: &Parts) -> Response {
             }
         }
         "/_aztable/metrics" => {
-            let body = aztable_insight::prom::render(&advisor.report());
+            let mut body = aztable_insight::prom::render(&advisor.report());
+            body.push_str(&super::health::metrics(&state.service.damage()));
             build(
                 StatusCode::OK,
                 &[("content-type", "text/plain; version=0.0.4; charset=utf-8".into()), no_store],

@@ -11,6 +11,7 @@ mod dispatch;
 mod error_response;
 mod fault;
 mod handlers;
+mod health;
 pub mod healthcheck;
 mod insight;
 pub mod limits;

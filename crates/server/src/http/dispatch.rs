@@ -322,7 +322,7 @@ fn authenticate(
             };
             auth::authenticate(&auth_req, account, routed.account_ref.path_prefix)?;
             if !state.options.loose {
-                check_date_skew(&parts.headers, chrono::Utc::now())?;
+                check_date_skew(&parts.headers, aztable_model::time::server_now())?;
             }
         }
     }
@@ -408,7 +408,7 @@ fn authorize_bearer(ctx: &RequestCtx, token: &str, endpoint: &Endpoint) -> Resul
             "The specified resource does not exist. (Table ACLs are not available with OAuth.)",
         ));
     }
-    auth::oauth::verify_bearer(token, &ctx.account, chrono::Utc::now().timestamp())
+    auth::oauth::verify_bearer(token, &ctx.account, aztable_model::time::server_now().timestamp())
 }
 
 /// Verifies the request's shared access signature and authorizes the operation with it

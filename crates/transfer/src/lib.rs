@@ -13,6 +13,7 @@ pub mod format;
 mod local;
 mod progress;
 mod remote;
+pub mod reset;
 pub mod seed;
 
 use clap::{Args as ClapArgs, Parser};

@@ -40,6 +40,10 @@ pub(super) async fn dispatch(
         // the read-only data browser (async: it reads tables)
         return super::insight::serve_browse(state, &parts).await;
     }
+    if super::insight::is_data_path(parts.uri.path()) {
+        // the admin reset: every table of every account, or of one
+        return super::insight::reset_data(state, &parts);
+    }
     if super::insight::is_admin_path(parts.uri.path()) {
         // the partition advisor's pages: no account, no version
         return super::insight::serve(state, &parts);

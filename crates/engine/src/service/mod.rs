@@ -33,8 +33,9 @@ pub struct TableService {
     throttle: Option<throttle::Throttle>,
     /// The partition advisor, told about every entity operation (`None`: `--insight off`).
     insight: Option<Arc<aztable_insight::Advisor>>,
-    /// `--tableDeleteDelay`: names deleted lately, refused by Create Table for a while.
-    delete_delay: Option<tables::DeleteDelay>,
+    /// `--tableDeleteDelay`: names deleted lately, refused by Create Table for a while
+    /// (boxed: the service stays small where it is held by value).
+    delete_delay: Option<Box<tables::DeleteDelay>>,
 }
 
 impl std::fmt::Debug for TableService {

@@ -69,8 +69,9 @@ impl TableService {
     /// The service with `--tableDeleteDelay`: Create Table of a name deleted less than
     /// `period` ago answers `TableBeingDeleted` (`None` or zero: never).
     pub fn with_table_delete_delay(mut self, period: Option<Duration>) -> Self {
-        self.delete_delay =
-            period.filter(|p| !p.is_zero()).map(|period| DeleteDelay { period, deleted: Mutex::default() });
+        self.delete_delay = period
+            .filter(|p| !p.is_zero())
+            .map(|period| Box::new(DeleteDelay { period, deleted: Mutex::default() }));
         self
     }
 

@@ -397,3 +397,20 @@ async fn a_store_with_tables_is_seeded_only_with_seed_overwrite() {
         crate::common::run_to_exit(&["--inMemoryPersistence".as_ref(), "--seed".as_ref(), bad.as_os_str()]);
     assert!(!ok && stderr.contains("bad.jsonl line 2"), "{stderr}");
 }
+
+#[tokio::test]
+async fn with_the_advisor_off_the_reset_serves_and_the_gate_flags_are_refused() {
+    let s = TestServer::start_with(&["--inMemoryPersistence", "--insight", "off"], &[]);
+    people(&s.client(), "orders").await;
+    assert_eq!(admin(s.port, "GET", "/_aztable/insight/findings").await.0, 404);
+    let (status, body) = admin(s.port, "DELETE", "/_aztable/data").await;
+    assert_eq!(status, 200, "{body}");
+    let (ok, _, stderr) = crate::common::run_to_exit(&[
+        "--inMemoryPersistence".as_ref(),
+        "--insight".as_ref(),
+        "off".as_ref(),
+        "--insightFailOn".as_ref(),
+        "fullScan".as_ref(),
+    ]);
+    assert!(!ok && stderr.contains("need the partition advisor"), "{stderr}");
+}

@@ -44,6 +44,7 @@ enum Command {
     Serve(ServeCommand),
     Export(aztable_transfer::ExportArgs),
     Import(aztable_transfer::ImportArgs),
+    Reset(aztable_transfer::reset::ResetArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -53,6 +54,7 @@ fn main() -> std::process::ExitCode {
     let serve = match cli.command {
         Some(Command::Export(args)) => return aztable_transfer::run_export(args),
         Some(Command::Import(args)) => return aztable_transfer::run_import(args),
+        Some(Command::Reset(args)) => return aztable_transfer::reset::run_reset(args),
         Some(Command::Serve(command)) => Some(command),
         None => None,
     };
@@ -86,7 +88,8 @@ fn main() -> std::process::ExitCode {
         }
     };
     match runtime.block_on(run(config)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(Gate::Passed) => std::process::ExitCode::SUCCESS,
+        Ok(Gate::Failed) => std::process::ExitCode::from(aztable_server::harness::GATE_EXIT_CODE),
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("aztable: {e}");
@@ -187,24 +190,96 @@ fn verify_store(store: &dyn Store, config: &Config) -> Result<(), String> {
     Ok(())
 }
 
-async fn run(config: Config) -> Result<(), String> {
+/// How a run ended, when it ended without an error: `--insightFailOn` findings or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Passed,
+    Failed,
+}
+
+/// `--seed`: imports the export file(s) into the store before the port is announced;
+/// refuses a store that holds tables unless `--seedOverwrite`.
+fn seed_store(
+    service: &TableService,
+    accounts: &Accounts,
+    seed: &aztable_server::harness::SeedSpec,
+) -> Result<(), String> {
+    if accounts.get(&seed.account).is_none() {
+        return Err(format!("--seedAccount: no account '{}' on this server", seed.account));
+    }
+    if !seed.overwrite {
+        for account in accounts.names() {
+            if !service.has_no_tables(&account).map_err(|e| format!("--seed: {e}"))? {
+                return Err(format!(
+                    "--seed: the store holds tables already (account {account}); give --seedOverwrite to \
+                     seed it anyway (entities of the same keys are replaced)"
+                ));
+            }
+        }
+    }
+    let done = aztable_transfer::seed::seed(service, &seed.account, &seed.path)?;
+    service.flush().map_err(|e| format!("--seed: {e}"))?;
+    tracing::info!(
+        files = done.files,
+        tables = done.tables,
+        entities = done.entities,
+        "seeded {} from {}",
+        seed.account,
+        seed.path.display()
+    );
+    Ok(())
+}
+
+/// Writes the `--insightReport` file on each SIGUSR1, while the server runs.
+fn report_on_sigusr1(advisor: Arc<Advisor>, path: std::path::PathBuf) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::user_defined1()) {
+            Ok(mut usr1) => {
+                tokio::spawn(async move {
+                    while usr1.recv().await.is_some() {
+                        match aztable_server::harness::write_report(&advisor, &path) {
+                            Ok(()) => tracing::info!("SIGUSR1: insight report written to {}", path.display()),
+                            Err(e) => tracing::warn!("SIGUSR1: {e}"),
+                        }
+                    }
+                });
+            }
+            Err(e) => {
+                tracing::warn!("cannot handle SIGUSR1 (the insight report is written at shutdown): {e}")
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (advisor, path);
+}
+
+async fn run(config: Config) -> Result<Gate, String> {
     let mut accounts = Accounts::with_dev_account();
     if let Some(extra) = &config.extra_accounts {
         accounts.add_from_env(extra).map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
     }
     tracing::info!("aztable {} (Azure Table Storage emulator)", env!("CARGO_PKG_VERSION"));
     config.notices.iter().for_each(|notice| tracing::info!("notice: {notice}"));
+    aztable_model::time::set_clock_skew(config.surprises.clock_skew);
     let store = open_store(&config)?;
     if config.verify_on_start {
         verify_store(store.as_ref(), &config)?;
     }
     let service = TableService::open(store)
         .map_err(|e| format!("cannot open the data directory: {e}"))?
-        .with_throttle(config.throttle.map(aztable_engine::service::throttle::Throttle::new));
+        .with_throttle(config.throttle.map(aztable_engine::service::throttle::Throttle::new))
+        .with_table_delete_delay(config.surprises.table_delete_delay);
+    // before the advisor is attached: the seed's writes are no traffic of the tests
+    if let Some(seed) = &config.seed {
+        seed_store(&service, &accounts, seed)?;
+    }
     let advisor = config.insight.then(|| {
         Arc::new(Advisor::new(InsightOptions {
             open: config.listen.ip().is_loopback(),
             warn_full_scan: config.warn_full_scan,
+            exempt_tables: config.gate.exempt_tables.clone(),
         }))
     });
     let service = match &advisor {
@@ -236,6 +311,13 @@ async fn run(config: Config) -> Result<(), String> {
                     config.max_inflight_body_bytes,
                 )),
             },
+            admin_open: config.listen.ip().is_loopback(),
+            insight_report: config.gate.report.clone(),
+            insight_fail_on: config.gate.fail_on.clone(),
+            short_pages: config
+                .surprises
+                .short_pages
+                .map(|(rate, seed)| Arc::new(aztable_server::surprise::ShortPages::new(rate, seed))),
         },
     });
     let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
@@ -274,20 +356,38 @@ async fn run(config: Config) -> Result<(), String> {
     if advisor.is_some() {
         tracing::info!("partition advisor at {scheme}://{addr}/_aztable/insight");
     }
+    if let (Some(a), Some(path)) = (&advisor, &config.gate.report) {
+        report_on_sigusr1(Arc::clone(a), path.clone());
+    }
     let conn_limits = ConnLimits {
         keep_alive: config.keep_alive,
         max_connections: config.max_connections,
         shutdown_grace: config.shutdown_timeout,
     };
     serve(listener, Arc::clone(&state), tls, conn_limits, shutdown).await.map_err(|e| e.to_string())?;
+    let mut gate = Gate::Passed;
     if let Some(a) = &advisor {
         a.summary_lines().iter().for_each(|line| tracing::info!("{line}"));
+        if let Some(path) = &config.gate.report {
+            match aztable_server::harness::write_report(a, path) {
+                Ok(()) => tracing::info!("insight report written to {}", path.display()),
+                Err(e) => tracing::error!("{e}"),
+            }
+        }
+        let failing = aztable_server::harness::failing_findings(a, &config.gate.fail_on);
+        if !failing.is_empty() {
+            for line in aztable_server::harness::failure_lines(&failing, &config.gate.fail_on) {
+                tracing::error!("{line}");
+                eprintln!("{line}");
+            }
+            gate = Gate::Failed;
+        }
     }
     tracing::info!("shutting down: flushing the store");
     state.service.flush().map_err(|e| e.to_string())?;
     drop(state);
     tracing::info!("stopped");
-    Ok(())
+    Ok(gate)
 }
 
 /// Pending connections the kernel queues before the server accepts them (capped by
@@ -322,6 +422,27 @@ async fn bind_other_service(
 /// Says at startup when throttling or fault injection is on: answers differ from a
 /// plain run's.
 fn log_test_modes(config: &Config) {
+    let s = &config.surprises;
+    if let Some(d) = s.table_delete_delay {
+        tracing::info!(
+            "--tableDeleteDelay: Create Table answers 409 TableBeingDeleted for {} s after Delete Table",
+            d.as_secs()
+        );
+    }
+    if let Some((rate, seed)) = s.short_pages {
+        tracing::info!(rate, seed, "--shortPages: Query Entities pages end early with a continuation");
+    }
+    if s.clock_skew != 0 {
+        tracing::info!("--clockSkew: the server's clock runs {} s off the host's", s.clock_skew);
+    }
+    if !config.gate.fail_on.is_empty() {
+        let kinds: Vec<&str> = config.gate.fail_on.iter().map(|k| k.as_str()).collect();
+        tracing::info!(
+            "--insightFailOn {}: the exit status at shutdown is {} if one occurred",
+            kinds.join(","),
+            aztable_server::harness::GATE_EXIT_CODE
+        );
+    }
     if let Some(r) = &config.throttle {
         tracing::info!(partition = r.partition, account = r.account, "throttling: entities per second");
     }

@@ -64,6 +64,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("ResourceNotFound", "atom::errors_under_atom_are_xml_with_the_json_status_and_code"),
     ("ServerBusy", "throttle::a_burst_above_the_partition_rate_is_refused_and_writes_nothing"),
     ("TableAlreadyExists", "atom::create_table_with_an_atom_body"),
+    ("TableBeingDeleted", "surprises::create_table_during_the_delete_delay_is_table_being_deleted"),
     ("TableNotFound", "error_codes::request_codes"),
     ("TooManyProperties", "error_codes::entity_codes"),
     ("UpdateConditionNotSatisfied", "atom::update_merge_and_upserts_with_atom_bodies"),
@@ -83,6 +84,7 @@ const MODULES: &[(&str, &str)] = &[
     ("error_codes", include_str!("error_codes.rs")),
     ("errors", include_str!("errors.rs")),
     ("hostile", include_str!("hostile.rs")),
+    ("surprises", include_str!("surprises.rs")),
     ("throttle", include_str!("throttle.rs")),
     ("wire_routing", include_str!("wire_routing.rs")),
 ];

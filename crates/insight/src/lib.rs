@@ -13,6 +13,7 @@
 
 pub mod browse;
 pub mod classify;
+pub mod gate;
 pub mod html;
 pub mod pattern;
 pub mod prom;
@@ -26,7 +27,7 @@ pub use report::Report;
 use aztable_model::Entity;
 use aztable_wire::filter::Expr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 use table::{fnv, TableStats, FNV_START};
 
@@ -45,6 +46,8 @@ pub struct InsightOptions {
     pub open: bool,
     /// `--warnFullScan N`: log a full table scan that examines more than N entities.
     pub warn_full_scan: Option<u64>,
+    /// `--insightExemptTables`: tables whose findings never enter the gate's ledger.
+    pub exempt_tables: Vec<String>,
 }
 
 /// The partition advisor of one server.
@@ -56,12 +59,15 @@ pub struct Advisor {
     tables: AtomicUsize,
     /// Requests to tables beyond [`MAX_TABLES`].
     untracked_requests: AtomicU64,
+    /// The findings a test suite can refuse ([`gate`]).
+    gate: Mutex<gate::Gate>,
 }
 
 impl Advisor {
     pub fn new(options: InsightOptions) -> Self {
         Advisor {
             started: Instant::now(),
+            gate: Mutex::new(gate::Gate::new(&options.exempt_tables)),
             options,
             shards: (0..TABLE_SHARDS).map(|_| RwLock::default()).collect(),
             tables: AtomicUsize::new(0),
@@ -174,6 +180,60 @@ impl Advisor {
         kind == QueryKind::FullScan && self.options.warn_full_scan.is_some_and(|n| examined > n)
     }
 
+    /// A page of Query Entities that scanned the whole table, as a client asked for it
+    /// without the `x-aztable-expect-scan` marker: counted in the gate's ledger.
+    pub fn gate_scan(&self, account: &str, table: &str, filter: &str) {
+        self.gate.lock().unwrap_or_else(PoisonError::into_inner).scan(account, table, filter);
+    }
+
+    /// The gate's findings of `kinds` (all when empty): the pending ones, or all since
+    /// the start. Hot partitions and PartitionKeys only ever increasing are taken from
+    /// the counts now. (A RowKey that only increases within its partition is common and
+    /// harmless below a partition's target, so it is no finding of the gate.)
+    pub fn gate_findings(&self, kinds: &[gate::GateKind], all: bool) -> Vec<gate::GateFinding> {
+        self.gate_findings_of(&self.report(), kinds, all)
+    }
+
+    fn gate_findings_of(
+        &self,
+        report: &Report,
+        kinds: &[gate::GateKind],
+        all: bool,
+    ) -> Vec<gate::GateFinding> {
+        let mut g = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
+        for t in &report.tables {
+            for p in t.partitions.iter().filter(|p| p.hot) {
+                let peak = u64::from(p.peak_per_second);
+                g.absorb(gate::GateKind::HotPartition, &t.account, &t.table, &p.partition_key, peak);
+            }
+            for k in &t.key_patterns {
+                if k.key == "PartitionKey" && k.pattern == pattern::Pattern::AppendOnly {
+                    g.absorb(gate::GateKind::AppendOnly, &t.account, &t.table, k.key, k.increasing);
+                }
+            }
+        }
+        g.findings(kinds, all)
+    }
+
+    /// The report with every finding of the gate since the start (`--insightReport`).
+    pub fn report_file(&self) -> gate::ReportFile {
+        let report = self.report();
+        let gate_findings = self.gate_findings_of(&report, &[], true);
+        gate::ReportFile { report, gate_findings }
+    }
+
+    /// Clears the gate's pending findings and starts the advisor's counts over (the
+    /// totals of the findings stay, for the exit status at shutdown).
+    pub fn acknowledge(&self) {
+        let mut g = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
+        for shard in self.shards.iter() {
+            shard.write().unwrap_or_else(PoisonError::into_inner).clear();
+        }
+        self.tables.store(0, Relaxed);
+        self.untracked_requests.store(0, Relaxed);
+        g.acknowledge();
+    }
+
     /// The report in a few log lines (printed at shutdown).
     pub fn summary_lines(&self) -> Vec<String> {
         report::summary_lines(&self.report())
@@ -234,5 +294,38 @@ mod tests {
         assert_eq!(events.key_patterns[0].pattern, pattern::Pattern::AppendOnly);
         assert!(events.findings.iter().any(|f| f.kind == "append-only"));
         assert!(random.key_patterns.is_empty(), "{:?}", random.key_patterns);
+    }
+
+    #[test]
+    fn the_gate_reads_hot_partitions_and_append_only_keys_and_skips_exempt_tables() {
+        use gate::GateKind;
+        let a =
+            Advisor::new(InsightOptions { exempt_tables: vec!["Quiet".into()], ..InsightOptions::default() });
+        let rks: Vec<String> =
+            (0..2_500).map(|i| format!("{:08x}", (i * 2_654_435_761u64) % 4_294_967_291)).collect();
+        for table in ["hot", "quiet"] {
+            a.wrote("acct", table, "p", rks.iter().map(|r| (r.as_str(), false)));
+        }
+        for i in 0..200u64 {
+            a.wrote("acct", "events", &format!("{:019}", 638_500_000_000_000_000 + i), [("0", true)]);
+        }
+        a.gate_scan("acct", "quiet", "");
+        let f = a.gate_findings(&[], false);
+        let kinds: Vec<(GateKind, &str, &str)> =
+            f.iter().map(|f| (f.kind, f.table.as_str(), f.subject.as_str())).collect();
+        assert_eq!(
+            kinds,
+            [(GateKind::HotPartition, "hot", "p"), (GateKind::AppendOnly, "events", "PartitionKey")],
+            "{f:?}"
+        );
+        assert!(f[0].count > 2_000, "{f:?}");
+        assert_eq!(a.gate_findings(&[GateKind::FullScan], false), []);
+        a.acknowledge();
+        assert_eq!(a.gate_findings(&[], false), [], "acknowledged, and the counts start over");
+        assert_eq!(a.gate_findings(&[], true).len(), 2, "the totals stay");
+        assert!(a.report().tables.is_empty());
+        let file = serde_json::to_value(a.report_file()).unwrap();
+        assert_eq!(file["gate_findings"][0]["kind"], "hotPartition");
+        assert!(file["target_entities_per_second"].is_number());
     }
 }

@@ -257,7 +257,7 @@ impl MonotonicClock {
     /// Returns the current time, or one tick past the previous reading if the wall
     /// clock has not moved (or went backwards).
     pub fn now(&self) -> Ticks {
-        let wall = Ticks::from_datetime(Utc::now()).0;
+        let wall = wall_now().0;
         let mut prev = self.last.load(Ordering::Relaxed);
         loop {
             let next = wall.max(prev + 1);
@@ -269,9 +269,31 @@ impl MonotonicClock {
     }
 }
 
-/// Returns the current wall-clock time in ticks (not monotonic; for `Date` headers).
+/// Seconds the server's clock is set off from the host's (`--clockSkew`): 0 unless set.
+static CLOCK_SKEW_SECS: AtomicI64 = AtomicI64::new(0);
+
+/// Sets the server's clock `secs` seconds off the host's (signed), process-wide:
+/// Timestamps, `Date` headers and the SharedKey date check all read [`server_now`]. Set
+/// once at start (`--clockSkew`), to show clients a service whose clock differs from
+/// theirs.
+pub fn set_clock_skew(secs: i64) {
+    CLOCK_SKEW_SECS.store(secs, Ordering::Relaxed);
+}
+
+/// The offset [`set_clock_skew`] set, in seconds.
+pub fn clock_skew() -> i64 {
+    CLOCK_SKEW_SECS.load(Ordering::Relaxed)
+}
+
+/// The server's clock: the host's, moved by [`clock_skew`].
+pub fn server_now() -> DateTime<Utc> {
+    let now = Utc::now();
+    chrono::TimeDelta::try_seconds(clock_skew()).and_then(|d| now.checked_add_signed(d)).unwrap_or(now)
+}
+
+/// Returns the server's wall-clock time in ticks (not monotonic; for `Date` headers).
 pub fn wall_now() -> Ticks {
-    Ticks::from_datetime(Utc::now())
+    Ticks::from_datetime(server_now())
 }
 
 #[cfg(test)]

@@ -204,6 +204,68 @@ pub struct Args {
     #[arg(long = "verifyOnStart", env = "AZTABLE_VERIFY_ON_START", action = clap::ArgAction::SetTrue,
           value_parser = clap::builder::FalseyValueParser::new())]
     pub verify_on_start: bool,
+    // The advisor as a test gate, a seeded start, and production's surprises on demand
+    // (all off by default): see docs/ci-gate.md and docs/compatibility.md.
+    /// Write the partition advisor's report as JSON (the report of /_aztable/insight
+    /// and every gate finding since the start) to FILE: at shutdown, on SIGUSR1 and on
+    /// `POST /_aztable/insight/report`. Env: AZTABLE_INSIGHT_REPORT.
+    #[arg(long = "insightReport", value_name = "FILE", env = "AZTABLE_INSIGHT_REPORT")]
+    pub insight_report: Option<PathBuf>,
+
+    /// Exit with status 3 at shutdown when a finding of these kinds occurred (comma
+    /// list of fullScan, hotPartition, appendOnly), naming each on stderr; also the
+    /// kinds `GET /_aztable/insight/findings` answers 409 for. Env: AZTABLE_INSIGHT_FAIL_ON.
+    #[arg(long = "insightFailOn", value_name = "KINDS", env = "AZTABLE_INSIGHT_FAIL_ON")]
+    pub insight_fail_on: Option<String>,
+
+    /// Tables whose findings never count for --insightFailOn (comma list, any case); a
+    /// single query is exempted by the request header `x-aztable-expect-scan: 1`.
+    /// Env: AZTABLE_INSIGHT_EXEMPT_TABLES.
+    #[arg(
+        long = "insightExemptTables",
+        value_name = "TABLES",
+        env = "AZTABLE_INSIGHT_EXEMPT_TABLES",
+        value_delimiter = ','
+    )]
+    pub insight_exempt_tables: Vec<String>,
+
+    /// At start, before the port is announced, import this `aztable export` file (or
+    /// each file of this directory, in name order) into --seedAccount. Refuses a store
+    /// that holds tables unless --seedOverwrite. Env: AZTABLE_SEED.
+    #[arg(long = "seed", value_name = "FILE|DIR", env = "AZTABLE_SEED")]
+    pub seed: Option<PathBuf>,
+
+    /// The account --seed imports into.
+    #[arg(long = "seedAccount", value_name = "NAME", default_value = aztable_wire::auth::DEV_ACCOUNT)]
+    pub seed_account: String,
+
+    /// Seed a store that holds tables too: entities of the same keys are replaced.
+    #[arg(long = "seedOverwrite")]
+    pub seed_overwrite: bool,
+
+    /// For this many seconds after Delete Table, Create Table of the same name answers
+    /// 409 TableBeingDeleted, as the service does while it removes a table (it documents
+    /// "at least 40 seconds").
+    #[arg(long = "tableDeleteDelay", value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub table_delete_delay: Option<u64>,
+
+    /// This fraction (0 to 1) of Query Entities pages ends early, with a continuation:
+    /// at the first partition boundary of the page, or after a random number of rows
+    /// (per --shortPagesSeed). Every row still comes exactly once across the pages.
+    #[arg(long = "shortPages", value_name = "FRACTION")]
+    pub short_pages: Option<f64>,
+
+    /// Seed of the --shortPages choices: the same seed and order of queries cut the
+    /// same pages.
+    #[arg(long = "shortPagesSeed", value_name = "N", default_value_t = 0)]
+    pub short_pages_seed: u64,
+
+    /// Run the server's clock this many seconds off the host's (signed): Timestamps,
+    /// Date headers and the SharedKey date check (15 minutes) follow the moved clock.
+    #[arg(long = "clockSkew", value_name = "SECONDS", allow_negative_numbers = true, default_value_t = 0,
+          value_parser = clap::value_parser!(i64).range(-MAX_CLOCK_SKEW..=MAX_CLOCK_SKEW))]
+    pub clock_skew: i64,
 
     #[command(flatten)]
     pub azurite: AzuriteArgs,
@@ -306,6 +368,12 @@ pub struct Config {
     /// One line each for what was given but does not apply to a table service; logged at
     /// startup.
     pub notices: Vec<String>,
+    /// `--insightReport`, `--insightFailOn`, `--insightExemptTables`.
+    pub gate: crate::harness::GateConfig,
+    /// `--seed`, `--seedAccount`, `--seedOverwrite`.
+    pub seed: Option<crate::harness::SeedSpec>,
+    /// `--tableDeleteDelay`, `--shortPages`, `--clockSkew`.
+    pub surprises: crate::surprise::Surprises,
 }
 
 /// The certificate and key of `--cert` (with `--key` or `--pwd`).
@@ -321,6 +389,9 @@ impl Config {
     /// Builds the configuration; fails on an unparseable host, on `--cert` without `--key`
     /// (or the reverse) and on `--oauth` without HTTPS.
     pub fn from_args(args: Args, azurite_accounts: Option<String>) -> Result<Config, String> {
+        let gate = crate::harness::GateConfig::from_args(&args)?;
+        let seed = crate::harness::SeedSpec::from_args(&args);
+        let surprises = crate::surprise::Surprises::from_args(&args)?;
         let is_pfx = |p: &PathBuf| {
             p.extension()
                 .and_then(|e| e.to_str())
@@ -385,6 +456,9 @@ impl Config {
             blob,
             queue,
             notices,
+            gate,
+            seed,
+            surprises,
         })
     }
 }
@@ -431,6 +505,9 @@ fn other_services(a: &AzuriteArgs) -> Result<(Option<SocketAddr>, Option<SocketA
     }
     Ok((blob, queue, notices))
 }
+
+/// The largest `--clockSkew`, either way: ten years.
+pub const MAX_CLOCK_SKEW: i64 = 10 * 365 * 86_400;
 
 /// Azurite's Blob service port, answered "Table service only" when asked for.
 pub const BLOB_PORT: u16 = 10000;
@@ -587,6 +664,53 @@ mod tests {
         assert_eq!(c.shutdown_timeout.as_secs(), 0);
         assert!(parse(&["--maxConnections", "0"]).is_err());
         assert!(parse(&["--minBodyRate", "0"]).is_err());
+    }
+
+    #[test]
+    fn gate_seed_and_surprise_flags() {
+        use aztable_insight::gate::GateKind;
+        let parse = |extra: &[&str]| {
+            let args = Args::try_parse_from([&["aztable"], extra].concat()).map_err(|e| e.to_string())?;
+            Config::from_args(args, None)
+        };
+        let c = parse(&[]).unwrap();
+        assert!(c.gate.fail_on.is_empty() && c.gate.report.is_none() && c.seed.is_none());
+        assert_eq!(c.surprises, crate::surprise::Surprises::default(), "off unless asked for");
+        let c = parse(&[
+            "--insightFailOn",
+            "fullScan,appendOnly",
+            "--insightExemptTables",
+            "Audit,logs",
+            "--insightReport",
+            "/tmp/r.json",
+            "--seed",
+            "/seed",
+            "--seedOverwrite",
+            "--tableDeleteDelay",
+            "40",
+            "--shortPages",
+            "0.5",
+            "--shortPagesSeed",
+            "9",
+            "--clockSkew",
+            "-300",
+        ])
+        .unwrap();
+        assert_eq!(c.gate.fail_on, [GateKind::FullScan, GateKind::AppendOnly]);
+        assert_eq!(c.gate.exempt_tables, ["Audit", "logs"]);
+        assert_eq!(c.gate.report.as_deref(), Some(std::path::Path::new("/tmp/r.json")));
+        let seed = c.seed.unwrap();
+        assert_eq!((seed.account.as_str(), seed.overwrite), ("devstoreaccount1", true));
+        assert_eq!(c.surprises.table_delete_delay, Some(std::time::Duration::from_secs(40)));
+        assert_eq!(c.surprises.short_pages, Some((0.5, 9)));
+        assert_eq!(c.surprises.clock_skew, -300);
+        assert!(parse(&["--insightFailOn", "slowness"]).unwrap_err().contains("'slowness'"));
+        assert!(parse(&["--insight", "off", "--insightFailOn", "fullScan"])
+            .unwrap_err()
+            .contains("--insight"));
+        assert!(parse(&["--shortPages", "2"]).unwrap_err().contains("--shortPages"));
+        assert!(parse(&["--clockSkew", "999999999999"]).is_err());
+        assert!(parse(&["--tableDeleteDelay", "-1"]).is_err());
     }
 
     #[test]

@@ -164,7 +164,7 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// A number in [0, 1) fixed by (seed, n, stream), uniform over n.
-fn unit(seed: u64, n: u64, stream: u64) -> f64 {
+pub(crate) fn unit(seed: u64, n: u64, stream: u64) -> f64 {
     let bits = mix(mix(seed ^ mix(stream)) ^ n) >> 11;
     bits as f64 / (1u64 << 53) as f64
 }

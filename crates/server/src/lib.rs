@@ -6,8 +6,12 @@
 //! - [`cli`]: the name the binary was started under (`azurite`, `azurite-table`), the
 //!   `healthcheck` command, Azurite's environment variables.
 //! - [`fault`]: opt-in fault injection for testing retries (deterministic per seed).
+//! - [`harness`]: the partition advisor as a test gate, and the seeded start.
+//! - [`surprise`]: production's surprises on demand (short pages, delete delay, skew).
 
 pub mod cli;
 pub mod config;
 pub mod fault;
+pub mod harness;
 pub mod http;
+pub mod surprise;

@@ -13,6 +13,8 @@ pub mod format;
 mod local;
 mod progress;
 mod remote;
+pub mod reset;
+pub mod seed;
 
 use clap::{Args as ClapArgs, Parser};
 use format::Line;
@@ -23,7 +25,7 @@ use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
 
 /// Entities written per call while importing.
-const IMPORT_CHUNK: usize = 1000;
+pub(crate) const IMPORT_CHUNK: usize = 1000;
 
 /// Where the data is: a running server or a stopped server's data directory.
 #[derive(Debug, Clone, ClapArgs)]

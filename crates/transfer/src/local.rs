@@ -109,19 +109,30 @@ impl Local {
     /// Writes the entities (replacing any of the same keys), one transaction per run
     /// of a partition's entities.
     pub(crate) fn write(&self, table: &str, entities: &[Entity]) -> Result<(), String> {
-        for run in entities.chunk_by(|a, b| a.partition_key == b.partition_key) {
-            for chunk in run.chunks(RESTORE_CHUNK) {
-                let Some(pk) = chunk.first().map(|e| &e.partition_key) else { continue };
-                self.service
-                    .restore_entities(&self.account, table, pk, chunk)
-                    .map_err(|e| format!("table {table}, partition '{pk}': {}", describe(&e)))?;
-            }
-        }
-        Ok(())
+        write_entities(&self.service, &self.account, table, entities)
     }
 
     /// Flushes the store (the end of an import).
     pub(crate) fn flush(&self) -> Result<(), String> {
         self.service.flush().map_err(|e| describe(&e))
     }
+}
+
+/// Writes `entities` into `table` of `account` (replacing any of the same keys, keeping
+/// their Timestamps), one transaction per run of a partition's entities.
+pub(crate) fn write_entities(
+    service: &TableService,
+    account: &str,
+    table: &str,
+    entities: &[Entity],
+) -> Result<(), String> {
+    for run in entities.chunk_by(|a, b| a.partition_key == b.partition_key) {
+        for chunk in run.chunks(RESTORE_CHUNK) {
+            let Some(pk) = chunk.first().map(|e| &e.partition_key) else { continue };
+            service
+                .restore_entities(account, table, pk, chunk)
+                .map_err(|e| format!("table {table}, partition '{pk}': {}", describe(&e)))?;
+        }
+    }
+    Ok(())
 }

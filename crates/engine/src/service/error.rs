@@ -13,6 +13,9 @@ pub enum ServiceError {
     /// A table of that name (any case) exists already.
     #[error("table already exists")]
     TableAlreadyExists,
+    /// Create Table of a name deleted less than `--tableDeleteDelay` ago.
+    #[error("table being deleted")]
+    TableBeingDeleted,
     /// Delete Table on a missing table (the service answers 404 ResourceNotFound).
     #[error("resource not found")]
     ResourceNotFound,
@@ -70,6 +73,7 @@ impl From<ServiceError> for ApiError {
         match e {
             S::TableNotFound => ApiError::new(ErrorCode::TableNotFound),
             S::TableAlreadyExists => ApiError::new(ErrorCode::TableAlreadyExists),
+            S::TableBeingDeleted => ApiError::new(ErrorCode::TableBeingDeleted),
             S::ResourceNotFound => ApiError::new(ErrorCode::ResourceNotFound),
             S::EntityAlreadyExists => ApiError::new(ErrorCode::EntityAlreadyExists),
             S::ConditionNotSatisfied => ApiError::new(ErrorCode::UpdateConditionNotSatisfied),

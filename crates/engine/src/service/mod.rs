@@ -33,6 +33,9 @@ pub struct TableService {
     throttle: Option<throttle::Throttle>,
     /// The partition advisor, told about every entity operation (`None`: `--insight off`).
     insight: Option<Arc<aztable_insight::Advisor>>,
+    /// `--tableDeleteDelay`: names deleted lately, refused by Create Table for a while
+    /// (boxed: the service stays small where it is held by value).
+    delete_delay: Option<Box<tables::DeleteDelay>>,
 }
 
 impl std::fmt::Debug for TableService {
@@ -51,6 +54,7 @@ impl TableService {
             clock: MonotonicClock::new(),
             throttle: None,
             insight: None,
+            delete_delay: None,
         }
     }
 

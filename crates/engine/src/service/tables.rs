@@ -1,10 +1,42 @@
-//! Table operations: QueryTables, CreateTable, DeleteTable, GetTable.
+//! Table operations: QueryTables, CreateTable, DeleteTable, GetTable; the delay after
+//! Delete Table (`--tableDeleteDelay`) and the reset of an account's tables (the admin
+//! `DELETE /_aztable/data`).
 
 use super::{ServiceError, TableService};
 use crate::partition::PartitionError;
 use aztable_model::names::validate_table_name;
 use aztable_wire::filter::{eval_table_name, Expr};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// `--tableDeleteDelay`: the service removes a deleted table in the background ("at
+/// least 40 seconds"), and until then Create Table of its name answers 409
+/// `TableBeingDeleted`. Kept here: (account, lowercase name) → when it was deleted.
+#[derive(Debug)]
+pub(super) struct DeleteDelay {
+    period: Duration,
+    deleted: Mutex<HashMap<(String, String), Instant>>,
+}
+
+impl DeleteDelay {
+    /// Whether the name is still being deleted; forgets names whose delay is over.
+    fn being_deleted(&self, account: &str, name: &str) -> bool {
+        let mut deleted = self.deleted.lock().unwrap_or_else(PoisonError::into_inner);
+        deleted.retain(|_, at| at.elapsed() < self.period);
+        deleted.contains_key(&(account.to_owned(), name.to_ascii_lowercase()))
+    }
+
+    fn note(&self, account: &str, name: &str) {
+        let mut deleted = self.deleted.lock().unwrap_or_else(PoisonError::into_inner);
+        deleted.insert((account.to_owned(), name.to_ascii_lowercase()), Instant::now());
+    }
+
+    fn forget_account(&self, account: &str) {
+        let mut deleted = self.deleted.lock().unwrap_or_else(PoisonError::into_inner);
+        deleted.retain(|(a, _), _| a != account);
+    }
+}
 
 impl TableService {
     /// Query Tables: a page of the table names matching `filter`, in name order, and
@@ -34,10 +66,22 @@ impl TableService {
         Ok(page)
     }
 
+    /// The service with `--tableDeleteDelay`: Create Table of a name deleted less than
+    /// `period` ago answers `TableBeingDeleted` (`None` or zero: never).
+    pub fn with_table_delete_delay(mut self, period: Option<Duration>) -> Self {
+        self.delete_delay = period
+            .filter(|p| !p.is_zero())
+            .map(|period| Box::new(DeleteDelay { period, deleted: Mutex::default() }));
+        self
+    }
+
     /// Create Table: returns the name as created.
     pub fn create_table(&self, account: &str, name: &str) -> Result<String, ServiceError> {
         validate_table_name(name)?;
         self.admit(account, name, None, 1)?;
+        if self.delete_delay.as_ref().is_some_and(|d| d.being_deleted(account, name)) {
+            return Err(ServiceError::TableBeingDeleted);
+        }
         Ok(self.parts.create_table(account, name)?.name)
     }
 
@@ -46,8 +90,44 @@ impl TableService {
         self.admit(account, name, None, 1)?;
         match self.parts.delete_table(account, name) {
             Err(PartitionError::TableNotFound) => Err(ServiceError::ResourceNotFound),
-            other => Ok(other?),
+            other => {
+                other?;
+                if let Some(d) = &self.delete_delay {
+                    d.note(account, name);
+                }
+                Ok(())
+            }
         }
+    }
+
+    /// Deletes every table of `account` (each with Delete Table's one range delete, so
+    /// the cost follows the number of tables, not of entities); returns how many. Not
+    /// throttled and followed by no `--tableDeleteDelay`: this is a test harness's clean
+    /// slate, not a client's request.
+    pub fn delete_all_tables(&self, account: &str) -> Result<usize, ServiceError> {
+        let mut deleted = 0;
+        loop {
+            let (tables, _) = self.parts.list_tables(account, None, 1000, |_| true)?;
+            if tables.is_empty() {
+                break;
+            }
+            for t in &tables {
+                match self.parts.delete_table(account, &t.name) {
+                    // deleted meanwhile by a request
+                    Ok(()) | Err(PartitionError::TableNotFound) => deleted += 1,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        if let Some(d) = &self.delete_delay {
+            d.forget_account(account);
+        }
+        Ok(deleted)
+    }
+
+    /// Whether `account` holds no table.
+    pub fn has_no_tables(&self, account: &str) -> Result<bool, ServiceError> {
+        Ok(self.parts.list_tables(account, None, 1, |_| true)?.0.is_empty())
     }
 
     /// Get Table (`GET /Tables('name')`): the table's name as created.

@@ -33,6 +33,41 @@ fn table_errors() {
 }
 
 #[test]
+fn a_deleted_name_is_being_deleted_for_the_delay_and_other_names_are_not() {
+    let s = svc().with_table_delete_delay(Some(std::time::Duration::from_secs(3600)));
+    s.delete_table("acct", "tbl").unwrap();
+    assert_eq!(code(s.create_table("acct", "TBL").unwrap_err()), ErrorCode::TableBeingDeleted);
+    assert_eq!(s.create_table("other", "tbl").unwrap(), "tbl", "per account");
+    assert_eq!(s.create_table("acct", "fresh").unwrap(), "fresh");
+    let s = svc().with_table_delete_delay(Some(std::time::Duration::ZERO));
+    s.delete_table("acct", "tbl").unwrap();
+    assert_eq!(s.create_table("acct", "tbl").unwrap(), "tbl", "a zero delay is no delay");
+}
+
+#[test]
+fn delete_all_tables_empties_one_account_and_leaves_the_others() {
+    let s = svc().with_table_delete_delay(Some(std::time::Duration::from_secs(3600)));
+    for i in 0..1_205 {
+        s.create_table("acct", &format!("tab{i}")).unwrap();
+    }
+    s.insert_entity("acct", "tab7", new("p", "r", vec![])).wait().unwrap();
+    s.create_table("other", "kept").unwrap();
+    assert!(!s.has_no_tables("acct").unwrap());
+    assert_eq!(s.delete_all_tables("acct").unwrap(), 1_206);
+    assert!(s.has_no_tables("acct").unwrap());
+    assert_eq!(s.get_table("other", "kept").unwrap(), "kept");
+    assert_eq!(s.create_table("acct", "tab7").unwrap(), "tab7", "no delay after a reset");
+    assert_eq!(
+        s.query_entities("acct", "tab7", QueryEntities { top: 10, ..Default::default() })
+            .wait()
+            .unwrap()
+            .entities
+            .len(),
+        0
+    );
+}
+
+#[test]
 fn insert_conflicts_and_missing_table() {
     let s = svc();
     s.insert_entity("acct", "tbl", new("p", "r", vec![])).wait().unwrap();

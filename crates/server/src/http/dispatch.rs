@@ -40,6 +40,10 @@ pub(super) async fn dispatch(
         // the read-only data browser (async: it reads tables)
         return super::insight::serve_browse(state, &parts).await;
     }
+    if super::insight::is_data_path(parts.uri.path()) {
+        // the admin reset: every table of every account, or of one
+        return super::insight::reset_data(state, &parts);
+    }
     if super::insight::is_admin_path(parts.uri.path()) {
         // the partition advisor's pages: no account, no version
         return super::insight::serve(state, &parts);
@@ -327,7 +331,7 @@ fn authenticate(
             };
             auth::authenticate(&auth_req, account, routed.account_ref.path_prefix)?;
             if !state.options.loose {
-                check_date_skew(&parts.headers, chrono::Utc::now())?;
+                check_date_skew(&parts.headers, aztable_model::time::server_now())?;
             }
         }
     }
@@ -413,7 +417,7 @@ fn authorize_bearer(ctx: &RequestCtx, token: &str, endpoint: &Endpoint) -> Resul
             "The specified resource does not exist. (Table ACLs are not available with OAuth.)",
         ));
     }
-    auth::oauth::verify_bearer(token, &ctx.account, chrono::Utc::now().timestamp())
+    auth::oauth::verify_bearer(token, &ctx.account, aztable_model::time::server_now().timestamp())
 }
 
 /// Verifies the request's shared access signature and authorizes the operation with it

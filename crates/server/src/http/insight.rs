@@ -5,7 +5,14 @@
 //! - `GET /_aztable/insight`: the report as an HTML page, or as JSON with
 //!   `Accept: application/json` (or `?format=json`);
 //! - `GET /_aztable/metrics`: Prometheus text format (the advisor's, and the store's
-//!   damage: `health.rs`).
+//!   damage: `health.rs`);
+//! - `GET /_aztable/insight/findings`: the gate's pending findings as JSON, 200 when
+//!   there is none of the gating kinds (`--insightFailOn`, else every kind), 409 when
+//!   there are some; `?all=true` for every one since the start, `?kinds=` to choose;
+//!   `DELETE` of it clears them and starts the advisor's counts over (204);
+//! - `POST /_aztable/insight/report`: writes the `--insightReport` file now;
+//! - `DELETE /_aztable/data[?account=NAME]`: deletes every table of every account (or of
+//!   one), the clean slate between tests; served with the advisor off too.
 //!
 //! Open when the server listens on loopback only; otherwise the request must carry an
 //! account key, as `?key=<base64 key>` (percent-encoded) or an `x-aztable-key` header.
@@ -38,17 +45,116 @@ fn admit<'a>(
     let Some(advisor) = state.service.insight() else {
         return Err((StatusCode::NOT_FOUND, off));
     };
-    if parts.method != http::Method::GET && parts.method != http::Method::HEAD {
-        return Err((StatusCode::METHOD_NOT_ALLOWED, "Only GET is served here.\n"));
+    let allowed: &[http::Method] = match parts.uri.path() {
+        FINDINGS_PATH => &[http::Method::GET, http::Method::HEAD, http::Method::DELETE],
+        REPORT_PATH => &[http::Method::POST],
+        _ => &[http::Method::GET, http::Method::HEAD],
+    };
+    if !allowed.contains(&parts.method) {
+        let why = match parts.uri.path() {
+            FINDINGS_PATH => "Only GET and DELETE are served here.\n",
+            REPORT_PATH => "Only POST is served here.\n",
+            _ => "Only GET is served here.\n",
+        };
+        return Err((StatusCode::METHOD_NOT_ALLOWED, why));
     }
-    if !advisor.options().open && !carries_account_key(state, parts) {
+    check_key(state, parts, advisor.options().open)?;
+    Ok(advisor)
+}
+
+/// The key rule of the admin endpoints: open on loopback, else an account key.
+fn check_key(state: &AppState, parts: &Parts, open: bool) -> Result<(), (StatusCode, &'static str)> {
+    if !open && !carries_account_key(state, parts) {
         return Err((
             StatusCode::FORBIDDEN,
             "The server listens beyond loopback: pass an account key as ?key=<base64 key, \
              percent-encoded> or in an x-aztable-key header.\n",
         ));
     }
-    Ok(advisor)
+    Ok(())
+}
+
+const FINDINGS_PATH: &str = "/_aztable/insight/findings";
+const REPORT_PATH: &str = "/_aztable/insight/report";
+/// The admin reset's path.
+const DATA_PATH: &str = "/_aztable/data";
+
+/// Whether `path` is the admin reset's.
+pub(super) fn is_data_path(path: &str) -> bool {
+    path == DATA_PATH || path == "/_aztable/data/"
+}
+
+fn json(status: StatusCode, value: &serde_json::Value) -> Response {
+    let body = serde_json::to_vec_pretty(value).unwrap_or_default();
+    build(status, &[("content-type", "application/json".into()), ("cache-control", "no-store".into())], body)
+}
+
+/// `GET`/`DELETE /_aztable/insight/findings`.
+fn findings(state: &AppState, advisor: &aztable_insight::Advisor, parts: &Parts) -> Response {
+    use aztable_insight::gate::GateKind;
+    if parts.method == http::Method::DELETE {
+        advisor.acknowledge();
+        return build(StatusCode::NO_CONTENT, &[], Vec::new());
+    }
+    let mut all = false;
+    let mut kinds = state.options.insight_fail_on.clone();
+    for (k, v) in form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()) {
+        match k.as_ref() {
+            "all" => all = matches!(v.as_ref(), "true" | "1"),
+            "kinds" => match GateKind::parse_list(&v) {
+                Ok(list) => kinds = list,
+                Err(e) => return text(StatusCode::BAD_REQUEST, &format!("kinds: {e}\n")),
+            },
+            _ => {}
+        }
+    }
+    if kinds.is_empty() {
+        kinds = GateKind::ALL.to_vec();
+    }
+    let found = advisor.gate_findings(&kinds, all);
+    // 409 Conflict: the traffic so far conflicts with the partitioning rules asked for
+    let status = if found.is_empty() { StatusCode::OK } else { StatusCode::CONFLICT };
+    let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+    json(status, &serde_json::json!({ "gating_kinds": kinds, "all": all, "findings": found }))
+}
+
+/// `POST /_aztable/insight/report`.
+fn write_report(state: &AppState, advisor: &aztable_insight::Advisor) -> Response {
+    let Some(path) = &state.options.insight_report else {
+        return text(StatusCode::NOT_FOUND, "No report file: start the server with --insightReport FILE.\n");
+    };
+    match crate::harness::write_report(advisor, path) {
+        Ok(()) => json(StatusCode::OK, &serde_json::json!({ "written": path.display().to_string() })),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
+    }
+}
+
+/// `DELETE /_aztable/data[?account=NAME]`: every table of every account, or of one.
+pub(super) fn reset_data(state: &AppState, parts: &Parts) -> Response {
+    if parts.method != http::Method::DELETE {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "Only DELETE is served here.\n");
+    }
+    let open = state.options.admin_open || state.service.insight().is_some_and(|a| a.options().open);
+    if let Err((status, why)) = check_key(state, parts, open) {
+        return text(status, why);
+    }
+    let wanted = form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes())
+        .find(|(k, _)| k == "account")
+        .map(|(_, v)| v.into_owned());
+    let accounts = match wanted {
+        Some(name) if state.accounts.get(&name).is_some() => vec![name],
+        Some(name) => return text(StatusCode::NOT_FOUND, &format!("No account '{name}' on this server.\n")),
+        None => state.accounts.names(),
+    };
+    let mut deleted = 0;
+    for account in &accounts {
+        match state.service.delete_all_tables(account) {
+            Ok(n) => deleted += n,
+            Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
+        }
+    }
+    tracing::info!(tables = deleted, accounts = ?accounts, "admin reset: tables deleted");
+    json(StatusCode::OK, &serde_json::json!({ "accounts": accounts, "tables_deleted": deleted }))
 }
 
 /// Answers an admin request.
@@ -77,6 +183,8 @@ pub(super) fn serve(state: &AppState, parts: &Parts) -> Response {
                 build(StatusCode::OK, &headers, aztable_insight::html::render(&report).into_bytes())
             }
         }
+        FINDINGS_PATH => findings(state, advisor, parts),
+        REPORT_PATH => write_report(state, advisor),
         "/_aztable/metrics" => {
             let mut body = aztable_insight::prom::render(&advisor.report());
             body.push_str(&super::health::metrics(&state.service.damage()));
@@ -86,7 +194,10 @@ pub(super) fn serve(state: &AppState, parts: &Parts) -> Response {
                 body.into_bytes(),
             )
         }
-        _ => text(StatusCode::NOT_FOUND, "Admin pages: /_aztable/insight, /_aztable/metrics.\n"),
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "Admin pages: /_aztable/insight, /_aztable/insight/findings, /_aztable/metrics.\n",
+        ),
     }
 }
 

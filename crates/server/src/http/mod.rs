@@ -51,6 +51,16 @@ pub struct HttpOptions {
     pub faults: Option<Arc<crate::fault::Faults>>,
     /// Body read deadlines, the request time cap and the in-flight body budget.
     pub limits: limits::RequestLimits,
+    /// The admin endpoints (`/_aztable/...`) answer without a key: the server listens on
+    /// loopback only.
+    pub admin_open: bool,
+    /// `--insightReport`: where `POST /_aztable/insight/report` writes the report.
+    pub insight_report: Option<std::path::PathBuf>,
+    /// `--insightFailOn`: the kinds `GET /_aztable/insight/findings` answers 409 for
+    /// (empty: every kind).
+    pub insight_fail_on: Vec<aztable_insight::gate::GateKind>,
+    /// `--shortPages`: the cutter of Query Entities pages (none: pages end as usual).
+    pub short_pages: Option<Arc<crate::surprise::ShortPages>>,
 }
 
 /// Everything a request handler can reach.

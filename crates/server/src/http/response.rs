@@ -44,7 +44,10 @@ fn http_date_now() -> HeaderValue {
     thread_local! {
         static CACHED: std::cell::RefCell<Option<(u64, HeaderValue)>> = const { std::cell::RefCell::new(None) };
     }
-    let second = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).min(LAST_SECOND);
+    // the server's clock (`--clockSkew` moves it off the host's)
+    let host = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let moved = i64::try_from(host).unwrap_or(i64::MAX).saturating_add(aztable_model::time::clock_skew());
+    let second = u64::try_from(moved).unwrap_or(0).min(LAST_SECOND);
     CACHED.with(|c| {
         let mut c = c.borrow_mut();
         match &*c {

@@ -16,6 +16,10 @@ use aztable_wire::endpoint::Endpoint;
 use aztable_wire::odata::{self, Format, Prefer, Urls};
 use http::StatusCode;
 
+/// The request header that marks a full table scan as expected: with `1`, the scan
+/// does not count for the partition advisor's gate (`--insightFailOn`).
+pub(crate) const EXPECT_SCAN_HEADER: &str = "x-aztable-expect-scan";
+
 fn urls(ctx: &RequestCtx) -> Urls<'_> {
     Urls { base: &ctx.base_url, account: &ctx.account }
 }
@@ -46,8 +50,26 @@ pub(super) async fn query_entities(
         }
         None => None,
     };
+    // a full table scan counts for the gate unless the client marked it as expected
+    let scan = match state.service.insight() {
+        Some(_) if aztable_insight::classify(filter.as_ref()) == aztable_insight::QueryKind::FullScan => {
+            let expected = header(&req.headers, EXPECT_SCAN_HEADER).is_some_and(|v| v.trim() == "1");
+            (!expected).then(|| filter.as_ref().map(ToString::to_string).unwrap_or_default())
+        }
+        _ => None,
+    };
     let q = QueryEntities { start, top, filter };
-    let page = state.service.query_entities(ctx.caller(), table, q).await?;
+    let mut page = state.service.query_entities(ctx.caller(), table, q).await?;
+    if let (Some(filter), Some(advisor)) = (scan, state.service.insight()) {
+        advisor.gate_scan(&ctx.account, table, &filter);
+    }
+    if let Some(cutter) = &state.options.short_pages {
+        let keys = page.entities.iter().map(|e| e.partition_key.as_str());
+        if let Some(at) = cutter.cut(keys) {
+            let rest = page.entities.split_off(at);
+            page.next = rest.first().map(|e| (e.partition_key.clone(), e.row_key.clone()));
+        }
+    }
     let select = req.query.select_list();
     let mut headers = vec![("content-type", format.feed_content_type().to_owned())];
     if format == Format::Atom {

@@ -11,6 +11,7 @@ mod browse;
 mod cli;
 mod connections;
 mod crash;
+mod damaged;
 mod entities;
 mod error_codes;
 mod errors;

@@ -68,9 +68,10 @@ pub fn refusal(dir: &Path, engine_error: &str) -> String {
     let damage = log_damage_lines(&lines);
     if damage.is_empty() {
         return format!(
-            "the data directory {} is damaged ({engine_error}); \
+            "the data directory {} is damaged ({engine_error}){}; \
              restore it from a copy, or start with an empty --location",
-            dir.display()
+            dir.display(),
+            unnamed_table_files(dir, engine_error),
         );
     }
     let detail: Vec<&str> = damage.iter().map(|l| l.as_str()).collect();
@@ -83,6 +84,32 @@ pub fn refusal(dir: &Path, engine_error: &str) -> String {
          from a copy",
         dir.display(),
         detail.join("; ")
+    )
+}
+
+/// When the engine's error names no file but the MANIFEST, which was read record by
+/// record before the open and found intact, the damage is in a table file the engine
+/// did not name (a damaged properties block is reported as "properties unsorted ... The
+/// file MANIFEST-000005 may be corrupted"): the text that lists the table files.
+fn unnamed_table_files(dir: &Path, engine_error: &str) -> String {
+    let Ok(entries) = std::fs::read_dir(dir) else { return String::new() };
+    let mut ssts: Vec<(String, u64)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let size = e.metadata().ok()?.len();
+            name.ends_with(".sst").then_some((name, size))
+        })
+        .collect();
+    if ssts.is_empty() || ssts.iter().any(|(name, _)| engine_error.contains(name.as_str())) {
+        return String::new();
+    }
+    ssts.sort();
+    let list: Vec<String> = ssts.iter().map(|(name, size)| format!("{name} ({size} bytes)")).collect();
+    format!(
+        ". The MANIFEST's records were read before the open and are intact, so the damage is \
+         probably in one of the table files, which the storage engine did not name: {}",
+        list.join(", ")
     )
 }
 

@@ -260,17 +260,30 @@ fn unmask(masked: u32) -> u32 {
     rot.rotate_left(15)
 }
 
-/// CRC-32C (Castagnoli), bitwise: the logs read here are small and read once.
+/// CRC-32C (Castagnoli) a byte at a time from a table: every start reads every log.
 fn crc32c(crc: u32, data: &[u8]) -> u32 {
     let mut c = !crc;
     for &b in data {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0x82f6_3b78 } else { c >> 1 };
-        }
+        c = CRC_TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8);
     }
     !c
 }
+
+const CRC_TABLE: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            c = if c & 1 != 0 { (c >> 1) ^ 0x82f6_3b78 } else { c >> 1 };
+            bit += 1;
+        }
+        table[i] = c;
+        i += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {

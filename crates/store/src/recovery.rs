@@ -101,7 +101,10 @@ fn unnamed_table_files(dir: &Path, engine_error: &str) -> String {
             name.ends_with(".sst").then_some((name, size))
         })
         .collect();
-    if ssts.is_empty() || ssts.iter().any(|(name, _)| engine_error.contains(name.as_str())) {
+    if !engine_error.contains("MANIFEST")
+        || ssts.is_empty()
+        || ssts.iter().any(|(name, _)| engine_error.contains(name.as_str()))
+    {
         return String::new();
     }
     ssts.sort();

@@ -123,8 +123,8 @@ pub fn run(dir: &Path, tolerate: bool) -> Result<Prechecked, StoreError> {
                 return Ok(out);
             }
             return Err(damaged(format!(
-                "CURRENT is missing from {}, which holds a database ({}, {ssts} SST files, {} write-ahead \
-                 logs): the server does not create a new database over it. CURRENT holds the name of the \
+                "CURRENT is missing from {}, which holds a database ({}, SST files: {ssts}, write-ahead \
+                 logs: {}): the server does not create a new database over it. CURRENT holds the name of the \
                  newest MANIFEST and a newline{}; restore it, or the directory from a copy",
                 dir.display(),
                 listing(&manifests),

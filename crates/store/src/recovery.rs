@@ -184,7 +184,7 @@ pub fn log_recovered(dir: &Path, found: &Prechecked, recovered_seq: u64) {
     };
     tracing::info!(
         recovered_to_seq = recovered_seq,
-        "recovered {} to sequence {recovered_seq}: {} write-ahead logs ({bytes} bytes) read, {torn}; {point}",
+        "recovered {} to sequence {recovered_seq}: write-ahead logs read: {} ({bytes} bytes), {torn}; {point}",
         dir.display(),
         found.logs.len(),
     );
@@ -296,5 +296,14 @@ mod tests {
         assert_eq!(engine_warnings(dir.path()).len(), 1);
         std::fs::write(dir.path().join("LOG"), "").unwrap();
         assert!(!refusal(dir.path(), "Corruption: bad block").contains(TOLERATE_FLAG));
+        // blamed on the MANIFEST (read and found intact before): the table files are listed
+        std::fs::write(dir.path().join("000010.sst"), "x").unwrap();
+        let blamed = "Corruption: properties unsorted  The file /d/MANIFEST-000005 may be corrupted.";
+        assert!(refusal(dir.path(), blamed)
+            .contains("table files, which the storage engine did not name: 000010.sst"));
+        assert!(!refusal(dir.path(), "Corruption: bad block").contains("000010.sst"));
+        assert!(
+            !refusal(dir.path(), "Corruption: bad block in 000010.sst; MANIFEST").contains("did not name")
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! that a start ends in bounded time with a message that names the damaged file:
 //!
 //! - a directory without database files is new (the only case where one is created);
-//!   one with a MANIFEST, SST files or a non-empty log but no CURRENT is refused;
+//!   one with a MANIFEST, SST files, a non-empty log or a recovery point but no CURRENT
+//!   is refused;
 //! - CURRENT must hold `MANIFEST-<number>` and a newline, naming a MANIFEST that exists;
 //! - that MANIFEST and every write-ahead log are read strictly (`wal::check`): damage
 //!   before the end is found here, by file and offset, and the engine never reads it
@@ -118,7 +119,9 @@ pub fn run(dir: &Path, tolerate: bool) -> Result<Prechecked, StoreError> {
     let current = match std::fs::read(dir.join("CURRENT")) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if manifests.is_empty() && ssts == 0 && !logged {
+            // a recovery point is written only after an open, when CURRENT existed
+            let recorded = names.iter().any(|n| n == checkpoint::FILE_NAME);
+            if manifests.is_empty() && ssts == 0 && !logged && !recorded {
                 out.new = true;
                 return Ok(out);
             }
@@ -295,6 +298,11 @@ mod tests {
         std::fs::write(dir.path().join("MANIFEST-000005"), "x").unwrap();
         let e = run(dir.path(), true).unwrap_err().to_string();
         assert!(e.starts_with("CURRENT is missing") && e.contains("MANIFEST-000005"), "{e}");
+        // everything deleted but the recovery point: still no new database over it
+        let bare = tempfile::tempdir().unwrap();
+        std::fs::write(bare.path().join(checkpoint::FILE_NAME), "x").unwrap();
+        let e = run(bare.path(), false).unwrap_err().to_string();
+        assert!(e.starts_with("CURRENT is missing"), "{e}");
     }
 
     #[test]

@@ -170,8 +170,16 @@ pub fn log_recovered(dir: &Path, found: &Prechecked, recovered_seq: u64) {
     let torn: Vec<String> = found
         .logs
         .iter()
-        .filter(|l| l.check.tail == wal::Tail::Torn)
-        .map(|l| format!("{} bytes of an incomplete last write in {}", l.size - l.check.intact_end, l.name()))
+        .filter_map(|l| {
+            let after = l.size - l.check.intact_end;
+            match l.check.tail {
+                wal::Tail::Clean => None,
+                wal::Tail::Torn => Some(format!("{after} bytes of an incomplete last write in {}", l.name())),
+                wal::Tail::Damaged { .. } => {
+                    Some(format!("{after} bytes from the damage on in {} ({TOLERATE_FLAG})", l.name()))
+                }
+            }
+        })
         .collect();
     let point = match &found.point {
         Some(p) => format!("the last checkpoint recorded sequence {}", p.sequence),

@@ -12,6 +12,7 @@ mod ci_gate;
 mod cli;
 mod connections;
 mod crash;
+mod damaged;
 mod damaged_serving;
 mod entities;
 mod error_codes;

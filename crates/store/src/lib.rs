@@ -4,10 +4,12 @@
 //! feature); the other crates see only the [`Store`] trait, [`WriteBatch`] and [`StoreError`].
 //! `keys` defines the key layout (order-preserving), `codec` the value encoding.
 
+pub mod checkpoint;
 pub mod codec;
 pub mod damage;
 pub mod keys;
 pub mod mem;
+pub mod precheck;
 pub mod recovery;
 #[cfg(feature = "rocksdb")]
 pub mod rocks;

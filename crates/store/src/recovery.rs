@@ -1,14 +1,18 @@
 //! What happens when the data directory is opened: how a damaged write-ahead log is
 //! treated (`OpenOptions`), the engine's own warnings brought into the server's log,
 //! and, when a damaged log is recovered anyway, a copy of it kept aside and a count of
-//! the acknowledged writes recovery dropped (`store::wal`).
+//! the acknowledged writes recovery dropped (`store::wal`); the refusals' texts and
+//! the line every start logs about what recovery found.
 //!
-//! The engine (`rocks.rs`) always opens in the mode that accepts an incomplete last
-//! write (a torn tail: the process or machine stopped in the middle of an append;
-//! that write was never acknowledged) and refuses damage before the end, where
-//! acknowledged writes follow the damage. `--recoverTolerate` opens such a directory
-//! at the last write before the damage instead, and says what it dropped.
+//! The store (`rocks.rs`) accepts an incomplete last write (a torn tail: the process
+//! or machine stopped in the middle of an append; that write was never acknowledged)
+//! and refuses damage before the end, where acknowledged writes follow the damage,
+//! found by `precheck.rs` before the engine reads the log. `--recoverTolerate` opens
+//! such a directory at the last write before the damage instead: it keeps a copy of
+//! the logs, cuts the damaged one after its last intact record and empties the later
+//! ones, so the engine reads only intact records, and says what it dropped.
 
+use super::precheck::{LogDamage, Prechecked};
 use super::wal;
 use std::path::{Path, PathBuf};
 
@@ -64,9 +68,10 @@ pub fn refusal(dir: &Path, engine_error: &str) -> String {
     let damage = log_damage_lines(&lines);
     if damage.is_empty() {
         return format!(
-            "the data directory {} is damaged ({engine_error}); \
+            "the data directory {} is damaged ({engine_error}){}; \
              restore it from a copy, or start with an empty --location",
-            dir.display()
+            dir.display(),
+            unnamed_table_files(dir, engine_error),
         );
     }
     let detail: Vec<&str> = damage.iter().map(|l| l.as_str()).collect();
@@ -80,6 +85,117 @@ pub fn refusal(dir: &Path, engine_error: &str) -> String {
         dir.display(),
         detail.join("; ")
     )
+}
+
+/// When the engine's error names no file but the MANIFEST, which was read record by
+/// record before the open and found intact, the damage is in a table file the engine
+/// did not name (a damaged properties block is reported as "properties unsorted ... The
+/// file MANIFEST-000005 may be corrupted"): the text that lists the table files.
+fn unnamed_table_files(dir: &Path, engine_error: &str) -> String {
+    let Ok(entries) = std::fs::read_dir(dir) else { return String::new() };
+    let mut ssts: Vec<(String, u64)> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let size = e.metadata().ok()?.len();
+            name.ends_with(".sst").then_some((name, size))
+        })
+        .collect();
+    if !engine_error.contains("MANIFEST")
+        || ssts.is_empty()
+        || ssts.iter().any(|(name, _)| engine_error.contains(name.as_str()))
+    {
+        return String::new();
+    }
+    ssts.sort();
+    let list: Vec<String> = ssts.iter().map(|(name, size)| format!("{name} ({size} bytes)")).collect();
+    format!(
+        ". The MANIFEST's records were read before the open and are intact, so the damage is \
+         probably in one of the table files, which the storage engine did not name: {}",
+        list.join(", ")
+    )
+}
+
+/// The refusal to open `dir` whose log `damage.log` is damaged before its end.
+pub fn log_refusal(dir: &Path, found: &Prechecked, damage: &LogDamage) -> String {
+    let log = &found.logs[damage.log];
+    let later: u64 = found.logs[damage.log + 1..].iter().map(|l| l.size).sum();
+    format!(
+        "the write-ahead log {} in {} is damaged before its end, at byte {} of {} ({}): the {} bytes \
+         after it{} may hold acknowledged writes that cannot be read back, so the server does not \
+         start. To start anyway with the data up to the last intact write before the damage (byte {}), \
+         dropping everything after it, run once with {TOLERATE_FLAG} (it keeps a copy of the logs in the \
+         data directory and logs how many writes it dropped); or restore the directory from a copy",
+        log.name(),
+        dir.display(),
+        damage.offset,
+        log.size,
+        damage.what,
+        log.size - damage.offset,
+        if later > 0 { format!(" and the {later} bytes of newer logs") } else { String::new() },
+        log.check.intact_end,
+    )
+}
+
+/// The refusal to open `dir`, whose recovery would end before its recovery point.
+pub fn behind_refusal(dir: &Path, behind: &str) -> String {
+    format!(
+        "the data directory {} lost writes it held at its last checkpoint: {behind}. The server does not \
+         start, so as not to serve older data in silence. To start anyway with what is left, run once \
+         with {TOLERATE_FLAG}; or restore the directory from a copy",
+        dir.display()
+    )
+}
+
+/// Cuts the damaged log of `found` after its last intact record and empties the logs
+/// after it (their copies are kept), so that the engine reads only intact records.
+pub fn cut_logs(found: &Prechecked, damage: &LogDamage) -> std::io::Result<()> {
+    for (i, log) in found.logs.iter().enumerate().skip(damage.log) {
+        let keep = if i == damage.log { log.check.intact_end } else { 0 };
+        let file = std::fs::OpenOptions::new().write(true).open(&log.path)?;
+        file.set_len(keep)?;
+        file.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Logs what the recovery of `dir` found: the sequence it reached, the logs it read,
+/// the incomplete last write it dropped, and the recovery point it was checked against.
+pub fn log_recovered(dir: &Path, found: &Prechecked, recovered_seq: u64) {
+    if found.new {
+        tracing::info!("created a new database in {}", dir.display());
+        return;
+    }
+    let bytes: u64 = found.logs.iter().map(|l| l.size).sum();
+    let torn: Vec<String> = found
+        .logs
+        .iter()
+        .filter_map(|l| {
+            let after = l.size - l.check.intact_end;
+            match l.check.tail {
+                wal::Tail::Clean => None,
+                wal::Tail::Torn => Some(format!("{after} bytes of an incomplete last write in {}", l.name())),
+                wal::Tail::Damaged { .. } => {
+                    Some(format!("{after} bytes from the damage on in {} ({TOLERATE_FLAG})", l.name()))
+                }
+            }
+        })
+        .collect();
+    let point = match &found.point {
+        Some(p) => format!("the last checkpoint recorded sequence {}", p.sequence),
+        None => "no recovery point was recorded".to_owned(),
+    };
+    let torn = if torn.is_empty() {
+        "no incomplete write".to_owned()
+    } else {
+        format!("dropped {}", torn.join(", "))
+    };
+    tracing::info!(
+        recovered_to_seq = recovered_seq,
+        "recovered {} to sequence {recovered_seq}: write-ahead logs read: {} ({bytes} bytes), {torn}; {point}",
+        dir.display(),
+        found.logs.len(),
+    );
 }
 
 /// The write-ahead logs of a damaged directory, read before recovery drops their tail.
@@ -188,5 +304,14 @@ mod tests {
         assert_eq!(engine_warnings(dir.path()).len(), 1);
         std::fs::write(dir.path().join("LOG"), "").unwrap();
         assert!(!refusal(dir.path(), "Corruption: bad block").contains(TOLERATE_FLAG));
+        // blamed on the MANIFEST (read and found intact before): the table files are listed
+        std::fs::write(dir.path().join("000010.sst"), "x").unwrap();
+        let blamed = "Corruption: properties unsorted  The file /d/MANIFEST-000005 may be corrupted.";
+        assert!(refusal(dir.path(), blamed)
+            .contains("table files, which the storage engine did not name: 000010.sst"));
+        assert!(!refusal(dir.path(), "Corruption: bad block").contains("000010.sst"));
+        assert!(
+            !refusal(dir.path(), "Corruption: bad block in 000010.sst; MANIFEST").contains("did not name")
+        );
     }
 }

@@ -12,22 +12,28 @@
 //! page cache survives a killed process, not a power loss), with `--fsync` synced
 //! before they are acknowledged: each by [`Store::write`], or several by one
 //! [`Store::sync_log`] after [`Store::write_unsynced`]. Scans are lazy forward
-//! iterators bounded by `iterate_upper_bound`. Opening treats a damaged WAL as
-//! `recovery.rs` describes: an incomplete last write is dropped, damage before the end
-//! refuses to open unless `OpenOptions::recover_tolerate` says to recover up to it.
-//! Damage the engine finds while serving (a block failing its checksum) is
-//! [`StoreError::DataCorrupted`] and refuses later writes (`damage.rs`);
-//! [`Store::verify_checksums`] reads every block to find it before serving.
+//! iterators bounded by `iterate_upper_bound`. Opening first checks the directory
+//! without the engine (`precheck.rs`), then treats a damaged WAL as `recovery.rs`
+//! describes: an incomplete last write is dropped, damage before the end refuses to
+//! open unless `OpenOptions::recover_tolerate` says to recover up to it. While open, a
+//! thread records a recovery point (`checkpoint.rs`) about once a second when writes
+//! came in, and one more when the store closes. Damage the engine finds while serving
+//! (a block failing its checksum) is [`StoreError::DataCorrupted`] and refuses later
+//! writes (`damage.rs`); [`Store::verify_checksums`] reads every block to find it
+//! before serving.
 
+use super::checkpoint::{self, RecoveryPoint};
 use super::damage::{DamageLatch, DamageReport, VerifyReport};
 use super::recovery::{self, OpenOptions};
-use super::{keys, KvPair, Store, StoreError, Visit, WriteBatch, WriteOp};
+use super::{keys, precheck, KvPair, Store, StoreError, Visit, WriteBatch, WriteOp};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, DBRawIterator,
     DBRecoveryMode, ErrorKind, Options, ReadOptions, WriteBufferManager, WriteOptions, DB,
     DEFAULT_COLUMN_FAMILY_NAME,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 /// Block cache shared by every table of the database (the partition layer's entity
 /// cache takes 16 MiB more; with at most 64 MiB of memtables, 120 MiB of caches and
@@ -51,10 +57,12 @@ const WRITE_CHUNK_BYTES: u64 = 64 << 10;
 const INDEX_RESTART_INTERVAL: i32 = 16;
 /// The column family of entity heaps.
 const HEAPS_CF: &str = "heaps";
+/// How often the recovery point is recorded while writes come in.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 /// An ordered, durable key/value store backed by RocksDB.
 pub struct RocksStore {
-    db: DB,
+    db: Arc<DB>,
     /// Every write's options: synced with `--fsync`.
     write_opts: WriteOptions,
     /// The options of [`Store::write_unsynced`]: never synced.
@@ -63,6 +71,70 @@ pub struct RocksStore {
     syncs: bool,
     /// Damage found while serving.
     damage: DamageLatch,
+    /// The thread that records recovery points (none when read-only).
+    checkpoints: Option<Checkpoints>,
+}
+
+/// The recovery-point thread, stopped when its sender is dropped.
+struct Checkpoints {
+    dir: PathBuf,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Records the recovery point of `db` in `dir`: the sequence and the files' sizes are
+/// read before the log is synced, so the sync covers all they name.
+fn record_point(db: &DB, dir: &Path) -> Result<u64, String> {
+    let sequence = db.latest_sequence_number();
+    let (manifest, log) = checkpoint::files_now(dir).map_err(|e| e.to_string())?;
+    db.flush_wal(true).map_err(|e| e.to_string())?;
+    checkpoint::write(dir, &RecoveryPoint { sequence, manifest, log }).map_err(|e| e.to_string())?;
+    Ok(sequence)
+}
+
+impl Checkpoints {
+    fn start(db: &Arc<DB>, dir: &Path) -> Checkpoints {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (db, at) = (Arc::clone(db), dir.to_path_buf());
+        let thread = std::thread::Builder::new().name("aztable-checkpoint".into()).spawn(move || {
+            let mut recorded = db.latest_sequence_number();
+            let mut failing = false;
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(CHECKPOINT_EVERY) {
+                if db.latest_sequence_number() == recorded {
+                    continue;
+                }
+                match record_point(&db, &at) {
+                    Ok(seq) => (recorded, failing) = (seq, false),
+                    Err(e) if !failing => {
+                        failing = true;
+                        tracing::warn!("cannot record the recovery point in {}: {e}", at.display());
+                    }
+                    Err(_) => {}
+                }
+            }
+        });
+        let thread = match thread {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!("cannot start the recovery-point thread: {e}");
+                None
+            }
+        };
+        Checkpoints { dir: dir.to_path_buf(), stop: Some(stop), thread }
+    }
+}
+
+impl Drop for RocksStore {
+    fn drop(&mut self) {
+        let Some(mut c) = self.checkpoints.take() else { return };
+        drop(c.stop.take());
+        if let Some(t) = c.thread.take() {
+            let _ = t.join();
+        }
+        if let Err(e) = record_point(&self.db, &c.dir) {
+            tracing::warn!("cannot record the recovery point in {} at close: {e}", c.dir.display());
+        }
+    }
 }
 
 impl std::fmt::Debug for RocksStore {
@@ -80,11 +152,12 @@ impl RocksStore {
         let mut write_opts = WriteOptions::default();
         write_opts.set_sync(syncs);
         RocksStore {
-            db,
+            db: Arc::new(db),
             write_opts,
             unsynced_opts: WriteOptions::default(),
             syncs,
             damage: DamageLatch::default(),
+            checkpoints: None,
         }
     }
 
@@ -95,6 +168,17 @@ impl RocksStore {
             ErrorKind::Corruption => self.damage.note(e.as_ref()),
             _ => engine(e),
         }
+    }
+
+    /// [`RocksStore::with`] for a store opened to write: records a recovery point now
+    /// and keeps recording them.
+    fn writable(db: DB, syncs: bool, dir: &Path) -> Result<RocksStore, StoreError> {
+        let mut store = RocksStore::with(db, syncs);
+        record_point(&store.db, dir).map_err(|e| {
+            StoreError::Engine(format!("cannot record the recovery point in {}: {e}", dir.display()))
+        })?;
+        store.checkpoints = Some(Checkpoints::start(&store.db, dir));
+        Ok(store)
     }
 
     /// The engine's write batch for `batch`: each key in its column family.
@@ -133,30 +217,74 @@ impl RocksStore {
         RocksStore::open_with(path, OpenOptions::default())
     }
 
-    /// Opens (creating if missing) the database in directory `path`. A WAL with an
-    /// incomplete last record (a torn tail) opens; one damaged before its end is
-    /// [`StoreError::Damaged`], unless `how.recover_tolerate`: then the logs are copied
-    /// aside, the database recovers up to the last write before the damage, and what
-    /// was dropped is logged. The engine's warnings of the open go to the server's log.
+    /// Opens the database in directory `path`, creating it only when the directory
+    /// holds none. The directory is checked first (`precheck.rs`): a damaged CURRENT or
+    /// MANIFEST is [`StoreError::Damaged`] naming it. A WAL with an incomplete last
+    /// record (a torn tail) opens; one damaged before its end, or a directory behind
+    /// its recovery point, is [`StoreError::Damaged`], unless `how.recover_tolerate`:
+    /// then the logs are copied aside, the damaged one is cut to its intact records
+    /// (later ones emptied), the database recovers up to the last write before the
+    /// damage, and what was dropped is logged. What recovery found is logged, with
+    /// the engine's warnings.
     pub fn open_with(path: &Path, how: OpenOptions) -> Result<RocksStore, StoreError> {
-        let memory = Memory::new();
-        let err = match open_db(path, DBRecoveryMode::TolerateCorruptedTailRecords, &memory) {
-            Ok(db) => {
-                recovery::log_engine_warnings(path);
-                return Ok(RocksStore::with(db, how.sync_writes));
+        let found = precheck::run(path, how.recover_tolerate)?;
+        found.notes.iter().for_each(|n| tracing::warn!("{n}"));
+        let mut kept = None;
+        if let Some(damage) = &found.damage {
+            if !how.recover_tolerate {
+                return Err(StoreError::Damaged(recovery::log_refusal(path, &found, damage)));
             }
-            Err(e) if e.kind() == ErrorKind::Corruption => e,
+            let logs = recovery::keep_damaged_logs(path).map_err(|e| {
+                StoreError::Engine(format!("cannot copy the damaged write-ahead log aside: {e}"))
+            })?;
+            recovery::cut_logs(&found, damage)
+                .map_err(|e| StoreError::Engine(format!("cannot cut the damaged write-ahead log: {e}")))?;
+            kept = Some(logs);
+        }
+        if let Some(behind) = &found.behind {
+            if !how.recover_tolerate {
+                return Err(StoreError::Damaged(recovery::behind_refusal(path, behind)));
+            }
+            tracing::warn!("{}: {behind}; starting with what recovery finds", recovery::TOLERATE_FLAG);
+        }
+        let memory = Memory::new();
+        let db = match open_db(path, DBRecoveryMode::TolerateCorruptedTailRecords, &memory, found.new) {
+            Ok(db) => db,
+            Err(e) if e.kind() == ErrorKind::Corruption && how.recover_tolerate => {
+                let logs = match kept.take() {
+                    Some(logs) => logs,
+                    None => recovery::keep_damaged_logs(path).map_err(|e| {
+                        StoreError::Engine(format!("cannot copy the damaged write-ahead log aside: {e}"))
+                    })?,
+                };
+                let db = open_db(path, DBRecoveryMode::PointInTime, &memory, false).map_err(engine)?;
+                kept = Some(logs);
+                db
+            }
+            Err(e) if e.kind() == ErrorKind::Corruption => {
+                return Err(StoreError::Damaged(recovery::refusal(path, e.as_ref())))
+            }
             Err(e) => return Err(engine(e)),
         };
-        if !how.recover_tolerate {
-            return Err(StoreError::Damaged(recovery::refusal(path, err.as_ref())));
-        }
-        let logs = recovery::keep_damaged_logs(path)
-            .map_err(|e| StoreError::Engine(format!("cannot copy the damaged write-ahead log aside: {e}")))?;
-        let db = open_db(path, DBRecoveryMode::PointInTime, &memory).map_err(engine)?;
         recovery::log_engine_warnings(path);
-        recovery::log_dropped(path, &logs, db.latest_sequence_number());
-        Ok(RocksStore::with(db, how.sync_writes))
+        let recovered = db.latest_sequence_number();
+        if let Some(point) = found.point.as_ref().filter(|p| p.sequence > recovered) {
+            let text = format!(
+                "recovery ended at sequence {recovered}, before sequence {} recorded at the last checkpoint \
+                 (newest write-ahead log then: {})",
+                point.sequence,
+                point.log.as_ref().map_or("none", |l| l.0.as_str())
+            );
+            if !how.recover_tolerate {
+                return Err(StoreError::Damaged(recovery::behind_refusal(path, &text)));
+            }
+            tracing::warn!("{}: {text}", recovery::TOLERATE_FLAG);
+        }
+        recovery::log_recovered(path, &found, recovered);
+        if let Some(logs) = &kept {
+            recovery::log_dropped(path, logs, recovered);
+        }
+        RocksStore::writable(db, how.sync_writes, path)
     }
 
     /// Opens an existing database read-only (`aztable export` of a stopped server's
@@ -197,14 +325,16 @@ impl Memory {
     }
 }
 
-/// Opens the database in `path`, creating it with both column families when there is
-/// none yet; an existing one opens with the column families it has (one, if created
-/// before heaps had their own).
-fn open_db(path: &Path, recovery: DBRecoveryMode, memory: &Memory) -> Result<DB, rocksdb::Error> {
+/// Opens the database in `path`, creating it with both column families when `new`
+/// (never over an existing one: without `new`, a missing database is an error); an
+/// existing one opens with the column families it has (one, if created before heaps
+/// had their own).
+fn open_db(path: &Path, recovery: DBRecoveryMode, memory: &Memory, new: bool) -> Result<DB, rocksdb::Error> {
     let mut opts = options(recovery, memory);
-    let split = match path.join("CURRENT").exists() {
-        true => DB::list_cf(&opts, path)?.iter().any(|f| f == HEAPS_CF),
-        false => true,
+    opts.create_if_missing(new);
+    let split = match new {
+        false => DB::list_cf(&opts, path)?.iter().any(|f| f == HEAPS_CF),
+        true => true,
     };
     if !split {
         return DB::open(&opts, path);
@@ -247,7 +377,6 @@ fn table_options(cache: &Cache, block_bytes: usize) -> BlockBasedOptions {
 fn options(recovery: DBRecoveryMode, memory: &Memory) -> Options {
     let table = table_options(&memory.cache, BLOCK_BYTES);
     let mut opts = Options::default();
-    opts.create_if_missing(true);
     // No compression in levels 0 and 1, which are rewritten soon after they are
     // written (a batch-insert profile spent 6 % of the server in LZ4 compressing
     // flushes); LZ4 below, where data settles.

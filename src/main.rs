@@ -163,6 +163,14 @@ fn open_store(config: &Config) -> Result<Arc<dyn Store>, String> {
     }
 }
 
+/// Prints one of Azurite's startup lines on stdout, where waiting tools read them. A
+/// closed stdout (the reader went away) is not the server's failure: the line is dropped.
+fn announce(line: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+}
+
 /// `--verifyOnStart`: reads every stored block with its checksum verified before the
 /// port opens; damage refuses the start, naming the file.
 fn verify_store(store: &dyn Store, config: &Config) -> Result<(), String> {
@@ -340,10 +348,10 @@ async fn run(config: Config) -> Result<Gate, String> {
     // Azurite's lines, word for word: Testcontainers and scripts wait for them
     for (name, bound) in [("Blob", &blob), ("Queue", &queue)] {
         if let Some((_, at)) = bound {
-            println!("Azurite {name} service is successfully listening at http://{at}");
+            announce(&format!("Azurite {name} service is successfully listening at http://{at}"));
         }
     }
-    println!("Azurite Table service is successfully listening at {scheme}://{addr}");
+    announce(&format!("Azurite Table service is successfully listening at {scheme}://{addr}"));
     tracing::info!("aztable listening on {scheme}://{addr}");
     for (name, listener) in [("Blob", blob), ("Queue", queue)] {
         if let Some((listener, at)) = listener {

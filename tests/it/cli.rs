@@ -244,3 +244,35 @@ async fn plain_http_on_the_https_port_is_answered_and_logged() {
     // and the healthcheck counts the answer as alive
     assert_eq!(healthcheck(server.port).0, 0);
 }
+
+/// A reader of stdout that went away (`aztable | head -3`, a wait strategy that stopped
+/// reading) leaves the server serving: its Azurite lines are dropped, not a panic.
+#[test]
+fn a_closed_stdout_does_not_stop_the_server() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let mut child = Command::new(BIN)
+        .args(["--inMemoryPersistence", "--silent", "--tablePort", &port.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !listens(port) {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let mut err = String::new();
+            let _ = std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr"), &mut err);
+            panic!("the server exited ({status}) with its stdout closed: {err}");
+        }
+        assert!(std::time::Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, out) = healthcheck(port);
+    assert_eq!(code, 0, "{out}");
+    assert!(child.try_wait().expect("wait").is_none(), "the server exited after it listened");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -22,6 +22,7 @@ mod recovery;
 mod tables;
 mod throttle;
 mod transfer;
+mod transfer_oracles;
 mod upgrade;
 mod wire_misc;
 mod wire_routing;

@@ -7,6 +7,7 @@ mod common;
 mod access;
 mod atom;
 mod batch;
+mod body_budget;
 mod browse;
 mod cli;
 mod connections;

@@ -153,7 +153,9 @@ mod tests {
     fn date_header_is_now_as_an_imf_fixdate() {
         // the whole second before the call, and the time after it: the date lies between
         let before = SystemTime::UNIX_EPOCH
-            + Duration::from_secs(SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs());
+            + Duration::from_secs(
+                SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs(),
+            );
         let v = http_date_now();
         let after = SystemTime::now();
         let text = v.to_str().unwrap();

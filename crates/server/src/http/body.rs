@@ -58,9 +58,10 @@ pub(super) async fn read_body<'a>(
 ) -> Result<(Bytes, Share<'a>), ApiError> {
     let mut share = limits.body_budget.share();
     let mut clock = Pace::new(limits, started);
-    let hint = body.size_hint().lower();
-    let mut first: Option<Bytes> = None;
-    let mut buf = Vec::new();
+    // the frames as they came, joined once at the end: copying into a buffer grown by
+    // doubling would hold up to three times the bytes at each copy, and a buffer sized by
+    // the declared length would hold what was declared rather than what arrived
+    let mut frames: Vec<Bytes> = Vec::new();
     let mut total = 0usize;
     while let Some(data) = clock.next(&mut body, total).await? {
         total = total.saturating_add(data.len());
@@ -68,29 +69,29 @@ pub(super) async fn read_body<'a>(
             return Err(closing(ApiError::new(ErrorCode::RequestBodyTooLarge)));
         }
         if total > MAX_BODY {
+            frames.clear();
             continue;
         }
         if !share.grow(data.len()) {
             return Err(closing(ApiError::with_message(ErrorCode::ServerBusy, BUSY_MESSAGE)));
         }
-        match first.take() {
-            None if buf.is_empty() => first = Some(data),
-            held => {
-                if let Some(held) = held {
-                    // sized once for the whole body: growing by doubling would hold up
-                    // to three times the bytes at the moment of each copy
-                    let declared = usize::try_from(hint).unwrap_or(MAX_BODY).min(MAX_BODY);
-                    buf.reserve_exact(declared.max(held.len() + data.len()));
-                    buf.extend_from_slice(&held);
-                }
-                buf.extend_from_slice(&data);
-            }
-        }
+        frames.push(data);
     }
     if total > MAX_BODY {
         return Err(ApiError::new(ErrorCode::RequestBodyTooLarge));
     }
-    Ok((first.unwrap_or_else(|| Bytes::from(buf)), share))
+    let body = match frames.len() {
+        0 => Bytes::new(),
+        1 => frames.swap_remove(0),
+        _ => {
+            let mut joined = Vec::with_capacity(total);
+            for f in &frames {
+                joined.extend_from_slice(f);
+            }
+            Bytes::from(joined)
+        }
+    };
+    Ok((body, share))
 }
 
 /// For a request refused before its body was read: drains a body of at most

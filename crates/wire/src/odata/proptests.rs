@@ -112,10 +112,10 @@ proptest! {
 fn reparses_the_same(body: &[u8]) -> Result<(), TestCaseError> {
     let Ok(p) = parse_entity(body) else { return Ok(()) };
     let e = Entity {
-        partition_key: p.partition_key.clone().unwrap_or_default(),
-        row_key: p.row_key.clone().unwrap_or_default(),
+        partition_key: p.partition_key.unwrap_or_default(),
+        row_key: p.row_key.unwrap_or_default(),
         timestamp: Ticks(MIN_EDM_DATETIME.0),
-        properties: p.properties.clone(),
+        properties: p.properties,
     };
     let rendered = entity_response(&e, "tbl", Metadata::Full, None, &URLS);
     let again = parse_entity(&rendered)

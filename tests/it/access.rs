@@ -7,6 +7,13 @@
 use crate::common::*;
 use serde_json::{json, Value};
 
+/// The message of a write outside a table SAS's key range.
+const OUTSIDE_THE_RANGE: &str =
+    "This request is not authorized to perform this operation: the entity is outside the SAS key range.";
+/// The message of a CORS preflight without `Access-Control-Request-Method`.
+const NO_REQUEST_METHOD: &str =
+    "A CORS preflight request must carry an Access-Control-Request-Method header.";
+
 const SV: &str = "2019-02-02";
 
 // ---------------------------------------------------------------------------------------
@@ -397,7 +404,8 @@ async fn table_sas_permissions_and_scope() {
             );
         }
     }
-    assert_eq!(c.get("sasPerm", "p", "up").await.status, 404, "a refused upsert wrote");
+    // a refused upsert writes nothing
+    c.get("sasPerm", "p", "up").await.assert_refused(404, ErrorCode::ResourceNotFound);
     let r = sas(port, &tok("au"), "PUT", &at("up"), &[], Some(&body(4))).await;
     assert_eq!(r.status, 204, "insert-or-replace with sp=au: {}", r.body);
     let r = sas(port, &tok("au"), "MERGE", &at("up"), &[], Some(&body(5))).await;
@@ -493,9 +501,13 @@ async fn table_sas_key_range_limits_queries_and_writes() {
     let body = json!({"n": 999}).to_string();
     let ins = json!({"PartitionKey": "p1", "RowKey": "r1x", "n": 999}).to_string();
     let r = sas(port, &tok, "POST", "/sasRange", &[], Some(&ins)).await;
-    assert_eq!(r.status, 403, "insert (p1,r1x) outside the range: {}", r.body);
+    r.assert_refused_with(403, ErrorCode::AuthorizationFailure, OUTSIDE_THE_RANGE);
     let ins3 = json!({"PartitionKey": "p3", "RowKey": "a", "n": 999}).to_string();
-    assert_eq!(sas(port, &tok, "POST", "/sasRange", &[], Some(&ins3)).await.status, 403);
+    sas(port, &tok, "POST", "/sasRange", &[], Some(&ins3)).await.assert_refused_with(
+        403,
+        ErrorCode::AuthorizationFailure,
+        OUTSIDE_THE_RANGE,
+    );
     let out = entity_url("sasRange", "p2", "r3");
     for (method, headers) in [
         ("PUT", vec![("If-Match", "*")]),
@@ -504,12 +516,12 @@ async fn table_sas_key_range_limits_queries_and_writes() {
         ("MERGE", vec![]),
     ] {
         let r = sas(port, &tok, method, &out, &headers, Some(&body)).await;
-        assert_eq!(r.status, 403, "{method} {headers:?} outside the range: {}", r.body);
+        r.assert_refused_with(403, ErrorCode::AuthorizationFailure, OUTSIDE_THE_RANGE);
     }
     let r = sas(port, &tok, "PUT", &entity_url("sasRange", "p0", "new"), &[], Some(&body)).await;
-    assert_eq!(r.status, 403, "upsert of a new entity outside the range: {}", r.body);
+    r.assert_refused_with(403, ErrorCode::AuthorizationFailure, OUTSIDE_THE_RANGE);
     let r = sas(port, &tok, "DELETE", &out, &[("If-Match", "*")], None).await;
-    assert_eq!(r.status, 403, "delete outside the range: {}", r.body);
+    r.assert_refused_with(403, ErrorCode::AuthorizationFailure, OUTSIDE_THE_RANGE);
     assert_eq!(all_keys(&c, "sasRange").await, before, "a refused write changed the table");
     assert_eq!(c.get("sasRange", "p2", "r3").await.json()["n"], 23);
 
@@ -520,7 +532,7 @@ async fn table_sas_key_range_limits_queries_and_writes() {
     assert_eq!(sas(port, &tok, "MERGE", &at, &[("If-Match", "*")], Some(&body)).await.status, 204);
     assert_eq!(c.get("sasRange", "p2", "r0").await.json()["n"], 999);
     assert_eq!(sas(port, &tok, "DELETE", &at, &[("If-Match", "*")], None).await.status, 204);
-    assert_eq!(c.get("sasRange", "p2", "r0").await.status, 404);
+    c.get("sasRange", "p2", "r0").await.assert_refused(404, ErrorCode::ResourceNotFound);
 
     // Only a lower bound (spk + srk): everything from (p2, r2) on.
     let lower = TableSas::new("sasRange", "r").range("p2", "r2", "", "").token();
@@ -797,9 +809,14 @@ async fn table_acl_round_trip_and_limits() {
     // An Id over 64 characters, and a permission outside raud.
     let long = "x".repeat(65);
     let r = set_acl(&c, "aclT", &acl_xml(&[(long.as_str(), None, None, Some("r"))])).await;
-    assert_eq!(r.status, 400, "Id of 65 characters: {}", r.body);
+    let message = format!("The value '{long}' of the XML node 'Id' is not valid.");
+    r.assert_refused_with(400, ErrorCode::InvalidXmlDocument, &message);
     let r = set_acl(&c, "aclT", &acl_xml(&[("w", None, None, Some("rw"))])).await;
-    assert_eq!(r.status, 400, "permission 'w': {}", r.body);
+    r.assert_refused_with(
+        400,
+        ErrorCode::InvalidXmlDocument,
+        "The value 'rw' of the XML node 'Permission' is not valid.",
+    );
     assert_eq!(texts(&c.send("GET", "/aclT?comp=acl", &[], None).await.body, "Id").len(), 5);
 
     // An empty set clears the ACL.
@@ -809,7 +826,7 @@ async fn table_acl_round_trip_and_limits() {
 
     // ACL of a missing table.
     let r = c.send("GET", "/aclMissing?comp=acl", &[], None).await;
-    assert_eq!(r.status, 404, "{}", r.body);
+    r.assert_refused(404, ErrorCode::ResourceNotFound);
 }
 
 #[tokio::test]
@@ -846,12 +863,14 @@ async fn sas_with_stored_policy_revocation_and_conflicts() {
 
     // A policy id that does not exist.
     let unknown = TableSas { si: Some("nobody".into()), ..only_si.clone() };
-    assert_eq!(sas(port, &unknown.token(), "GET", &get, &[], None).await.status, 403);
+    sas(port, &unknown.token(), "GET", &get, &[], None)
+        .await
+        .assert_refused(403, ErrorCode::AuthorizationFailure);
 
     // Deleting the policy revokes the SAS; re-creating it restores it.
     assert_eq!(set_acl(&c, "polT", &acl_xml(&[])).await.status, 204);
     let r = sas(port, &only_si.token(), "GET", &get, &[], None).await;
-    assert_eq!(r.status, 403, "SAS after its policy was deleted: {}", r.body);
+    r.assert_refused(403, ErrorCode::AuthorizationFailure);
     assert_eq!(set_acl(&c, "polT", &policy).await.status, 204);
     assert_eq!(sas(port, &only_si.token(), "GET", &get, &[], None).await.status, 200);
     // Changing the policy changes what the same token may do.
@@ -863,10 +882,10 @@ async fn sas_with_stored_policy_revocation_and_conflicts() {
     // Get/Set ACL itself is owner-only: an account SAS cannot.
     let acct = AccountSas::new("sco", "rwdlacu").token();
     let r = sas(port, &acct, "GET", "/polT?comp=acl", &[], None).await;
-    assert_eq!(r.status, 403, "get ACL with an account SAS: {}", r.body);
+    r.assert_refused(403, ErrorCode::AuthorizationFailure);
     let r = sas(port, &acct, "PUT", "/polT?comp=acl", &[("Content-Type", "application/xml")], Some(&policy))
         .await;
-    assert_eq!(r.status, 403, "set ACL with an account SAS: {}", r.body);
+    r.assert_refused(403, ErrorCode::AuthorizationFailure);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -981,19 +1000,34 @@ async fn service_properties_defaults_round_trip_and_limits() {
     // Other invalid bodies: a missing child of a sent root, retention days outside 1..=365,
     // an unknown method, a CORS rule without MaxAgeInSeconds.
     let bad = [
-        "<Logging><Version>1.0</Version><Delete>false</Delete><Write>false</Write>\
-         <RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>"
-            .to_owned(),
-        LOGGING.replace("<Days>5</Days>", "<Days>0</Days>"),
-        LOGGING.replace("<Days>5</Days>", "<Days>366</Days>"),
-        format!("<Cors>{}</Cors>", cors_rule("http://a.com", "GET,FETCH", "", "", 1)),
-        "<Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods>\
-         <AllowedHeaders></AllowedHeaders><ExposedHeaders></ExposedHeaders></CorsRule></Cors>"
-            .to_owned(),
+        (
+            "<Logging><Version>1.0</Version><Delete>false</Delete><Write>false</Write>\
+             <RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>"
+                .to_owned(),
+            "The required XML node 'Logging/Read' is missing.",
+        ),
+        (
+            LOGGING.replace("<Days>5</Days>", "<Days>0</Days>"),
+            "The value '0' of the XML node 'Days' is not valid.",
+        ),
+        (
+            LOGGING.replace("<Days>5</Days>", "<Days>366</Days>"),
+            "The value '366' of the XML node 'Days' is not valid.",
+        ),
+        (
+            format!("<Cors>{}</Cors>", cors_rule("http://a.com", "GET,FETCH", "", "", 1)),
+            "The value 'FETCH' of the XML node 'AllowedMethods' is not valid.",
+        ),
+        (
+            "<Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods>\
+             <AllowedHeaders></AllowedHeaders><ExposedHeaders></ExposedHeaders></CorsRule></Cors>"
+                .to_owned(),
+            "The required XML node 'CorsRule/MaxAgeInSeconds' is missing.",
+        ),
     ];
-    for b in &bad {
+    for (b, message) in &bad {
         let r = set_props(&c, &props_xml(b)).await;
-        assert_eq!(r.status, 400, "{b}: {}", r.body);
+        r.assert_refused_with(400, ErrorCode::InvalidXmlDocument, message);
     }
     assert_eq!(get_props(&c).await, q, "a refused Set changed the properties");
     assert_eq!(set_props(&c, &props_xml(&format!("<Cors>{five}</Cors>"))).await.status, 202, "five rules");
@@ -1066,7 +1100,7 @@ async fn cors_preflight_and_actual_requests() {
         assert!(r.header("access-control-allow-origin").is_none());
     }
     let r = preflight(port, "/Tables", &[("Origin", "http://example.com")]).await;
-    assert_eq!(r.status, 400, "preflight without Access-Control-Request-Method: {}", r.body);
+    r.assert_refused_with(400, ErrorCode::InvalidInput, NO_REQUEST_METHOD);
     // Actual requests carry no CORS headers while CORS is off.
     let r = c.send("GET", "/Tables", &[("Origin", "http://example.com")], None).await;
     assert_eq!(r.status, 200);
@@ -1116,9 +1150,13 @@ async fn cors_preflight_and_actual_requests() {
     assert_error(&preflight(port, "/corsT()", &h).await, 403, "CorsPreflightFailure", "header not allowed");
     // Missing Access-Control-Request-Method or Origin: 400.
     let r = preflight(port, "/corsT()", &[("Origin", "http://example.com")]).await;
-    assert_eq!(r.status, 400, "no Access-Control-Request-Method: {}", r.body);
+    r.assert_refused_with(400, ErrorCode::InvalidInput, NO_REQUEST_METHOD);
     let r = preflight(port, "/corsT()", &[("Access-Control-Request-Method", "GET")]).await;
-    assert_eq!(r.status, 400, "no Origin: {}", r.body);
+    r.assert_refused_with(
+        400,
+        ErrorCode::InvalidInput,
+        "A CORS preflight request must carry an Origin header.",
+    );
 
     // Actual requests from the allowed origin get Allow-Origin and Expose-Headers.
     let r = c.send("GET", "/Tables", &[("Origin", "http://example.com")], None).await;
@@ -1261,8 +1299,10 @@ async fn accounts_are_isolated() {
     assert_eq!(a1.get("shared", "p", "r").await.json()["who"], "a1");
     assert_eq!(a2.get("shared", "p", "r").await.json()["who"], "a2");
     let r = a1.send("GET", "/onlyA2()", &[], None).await;
-    assert_eq!(r.status, 404, "a1 queries a2's table: {}", r.body);
-    assert_eq!(a1.insert("onlyA2", json!({"PartitionKey": "x", "RowKey": "y"})).await.status, 404);
+    r.assert_refused(404, ErrorCode::TableNotFound);
+    a1.insert("onlyA2", json!({"PartitionKey": "x", "RowKey": "y"}))
+        .await
+        .assert_refused(404, ErrorCode::TableNotFound);
 
     // One account's key does not open another.
     let wrong = account_client(port, "a2", A1_KEY1);
@@ -1448,7 +1488,8 @@ async fn table_sas_key_range_applies_to_the_url_keys_not_the_body_keys() {
     let r = sas(port, &tok, "MERGE", &url_in, &[("If-Match", "*")], Some(&body)).await;
     assert_eq!(r.status, 204, "MERGE inside the range with outside body keys: {}", r.body);
     assert_eq!(c.get("sasUrlKeys", "p1", "new").await.json()["n"], 99);
-    assert_eq!(c.get("sasUrlKeys", "p3", "zz").await.status, 404, "the body's keys moved the write");
+    // the body's keys do not move the write
+    c.get("sasUrlKeys", "p3", "zz").await.assert_refused(404, ErrorCode::ResourceNotFound);
 
     let before = all_keys(&c, "sasUrlKeys").await;
     let url_out = entity_url("sasUrlKeys", "p2", "r0");
@@ -1467,10 +1508,12 @@ async fn table_sas_key_range_applies_to_the_url_keys_not_the_body_keys() {
         r.body.lines().filter(|l| l.starts_with("HTTP/1.1 ")).map(|l| &l[9..12]).collect();
     assert_eq!(statuses, ["204", "204"], "{}", r.body);
     assert_eq!(c.get("sasUrlKeys", "p1", "b2").await.json()["n"], 99);
-    assert_eq!(c.get("sasUrlKeys", "p3", "zz").await.status, 404, "a batch's body keys moved the write");
+    // a batch's body keys do not move the write
+    c.get("sasUrlKeys", "p3", "zz").await.assert_refused(404, ErrorCode::ResourceNotFound);
 
     let ops = [(("p1", "b3"), inside.parse().unwrap()), (("p2", "b4"), inside.parse().unwrap())];
     let r = sas_batch(port, &tok, upsert_batch(port, "sasUrlKeys", &ops)).await;
     assert_batch_refused_at(&r, 1, "AuthorizationFailure", "batch PUT to a URL outside the range");
-    assert_eq!(c.get("sasUrlKeys", "p1", "b3").await.status, 404, "a refused batch wrote");
+    // a refused batch writes nothing
+    c.get("sasUrlKeys", "p1", "b3").await.assert_refused(404, ErrorCode::ResourceNotFound);
 }

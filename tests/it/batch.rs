@@ -451,7 +451,8 @@ async fn python_shaped_change_set_with_absolute_urls() {
     let rc = get("c").await;
     assert_eq!(rc.header("etag").unwrap(), b.parts[2].header("etag").unwrap());
     assert_eq!(user_props(&rc.json()), json!({"Old": 2, "Keep": "x", "Added": 3.5}));
-    assert_eq!(get("d").await.status, 404, "deleted");
+    // deleted
+    get("d").await.assert_refused(404, ErrorCode::ResourceNotFound);
     assert_eq!(user_props(&get("e").await.json()), json!({"Old": 9, "Keep": "x"}));
     assert_eq!(user_props(&get("f").await.json()), json!({"F": "new"}));
     let rg = get("g").await;
@@ -497,7 +498,7 @@ async fn js_shaped_change_set_with_relative_urls_and_prefer() {
     assert_eq!(x.header("etag").unwrap(), etag_x);
     assert_eq!(user_props(&x.json()), json!({"N": 7}));
     assert_eq!(user_props(&c.get("jsshape", "k", "y").await.json()), json!({"N": 2, "S": "s"}));
-    assert_eq!(c.get("jsshape", "k", "z").await.status, 404);
+    c.get("jsshape", "k", "z").await.assert_refused(404, ErrorCode::ResourceNotFound);
 
     // Relative URLs without the account segment, with and without the leading slash.
     let ops = vec![
@@ -616,7 +617,7 @@ async fn unparsable_operation_body_fails_at_its_index() {
     let r = post_batch(&c, python_batch(&ops, "\r\n")).await;
     let b = parse_batch(&r);
     assert_eq!(b.parts.len(), 1, "{}", r.body);
-    assert_eq!(b.parts[0].status, 400, "{}", r.body);
+    assert_eq!((b.parts[0].status, b.parts[0].error_code().as_str()), (400, "InvalidInput"), "{}", r.body);
     assert!(b.parts[0].error_message().starts_with("1:"), "{}", r.body);
     assert!(keys(&c, "badjson").await.is_empty());
 }
@@ -768,7 +769,11 @@ async fn malformed_bodies_are_400_invalid_input() {
     }
     // Content-Type without a boundary.
     let r = post_batch(&c, ("multipart/mixed".into(), good.1.clone())).await;
-    assert_eq!(r.status, 400, "{}", r.body);
+    r.assert_refused_with(
+        400,
+        ErrorCode::InvalidInput,
+        "The batch request must have Content-Type multipart/mixed with a boundary parameter.",
+    );
     assert!(keys(&c, "malformed").await.is_empty());
     // The untouched body works.
     assert_eq!(parse_batch(&post_batch(&c, good).await).parts[0].status, 201);
@@ -1028,7 +1033,7 @@ async fn point_reads_follow_batches_and_table_recreation() {
     assert_eq!((r0["A"].clone(), r0["Long"].as_str().map(str::len)), (json!(2), Some(300)));
     let r1 = c.get("cached", "p", "r1").await.json();
     assert!(r1.get("A").is_none() && r1.get("Long").is_none() && r1["Z"] == 1, "{r1}");
-    assert_eq!(c.get("cached", "p", "r2").await.status, 404);
+    c.get("cached", "p", "r2").await.assert_refused(404, ErrorCode::ResourceNotFound);
     assert_eq!(c.get("cached", "p", "r6").await.json()["N"], 1);
 
     // a failed change set changes nothing a point read sees
@@ -1043,7 +1048,7 @@ async fn point_reads_follow_batches_and_table_recreation() {
     assert_eq!(c.send("DELETE", "/Tables('cached')", &[], None).await.status, 204);
     assert_eq!(c.create_table("cached").await.status, 201);
     for rk in ["r0", "r3", "r6"] {
-        assert_eq!(c.get("cached", "p", rk).await.status, 404);
+        c.get("cached", "p", rk).await.assert_refused(404, ErrorCode::ResourceNotFound);
     }
 }
 

@@ -3,6 +3,7 @@
 //! independent implementation, so it checks the wire crate's `auth` rather than reusing it).
 #![allow(dead_code)]
 
+pub(crate) use aztable_model::error::ErrorCode;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use hmac::{Hmac, Mac};
@@ -212,6 +213,50 @@ impl Resp {
     /// The `odata.error.code` of an error body.
     pub(crate) fn error_code(&self) -> String {
         self.json()["odata.error"]["code"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// The first line of the error message (`odata.error.message.value` in JSON, the
+    /// `<message>` of an XML error): the service appends `RequestId:` and `Time:` lines.
+    pub(crate) fn error_message(&self) -> String {
+        let text = if self.body.trim_start().starts_with('<') {
+            let start = self.body.find("<message").and_then(|i| self.body[i..].find('>').map(|j| i + j + 1));
+            let end = self.body.find("</message>");
+            match (start, end) {
+                (Some(s), Some(e)) if s <= e => self.body[s..e].to_owned(),
+                _ => panic!("an XML error without <message>: {}", self.body),
+            }
+        } else {
+            self.json()["odata.error"]["message"]["value"].as_str().unwrap_or_default().to_owned()
+        };
+        text.lines().next().unwrap_or_default().to_owned()
+    }
+
+    /// Asserts one refusal: `status`, `code` both in `x-ms-error-code` and in the body, and
+    /// the registry's documented message for `code` as the message's first line.
+    #[track_caller]
+    pub(crate) fn assert_refused(&self, status: u16, code: ErrorCode) {
+        self.assert_refused_with(status, code, code.default_message());
+    }
+
+    /// [`Resp::assert_refused`] for a refusal whose message is specific to the case.
+    #[track_caller]
+    pub(crate) fn assert_refused_with(&self, status: u16, code: ErrorCode, message: &str) {
+        let code = code.as_str();
+        assert_eq!(self.status, status, "{code}: status; body: {}", self.body);
+        assert_eq!(
+            self.header("x-ms-error-code").as_deref(),
+            Some(code),
+            "x-ms-error-code; body: {}",
+            self.body
+        );
+        let in_body = if self.body.trim_start().starts_with('<') {
+            let rest = self.body.split("<code>").nth(1).unwrap_or_default();
+            rest.split("</code>").next().unwrap_or_default().to_owned()
+        } else {
+            self.error_code()
+        };
+        assert_eq!(in_body, code, "the body's code: {}", self.body);
+        assert_eq!(self.error_message(), message, "{code}: message; body: {}", self.body);
     }
 }
 

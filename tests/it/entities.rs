@@ -29,7 +29,11 @@ async fn insert_get_and_every_edm_type_round_trips() {
     });
     // '/' is not allowed in keys
     let r = c.insert("types", entity.clone()).await;
-    assert_eq!(r.status, 400, "{}", r.body);
+    r.assert_refused_with(
+        400,
+        ErrorCode::InvalidInput,
+        "The 'PartitionKey' or 'RowKey' contains an invalid character.",
+    );
     let mut entity = entity;
     entity["PartitionKey"] = json!("p'1 x%+");
     let r = c.insert("types", entity).await;
@@ -143,7 +147,7 @@ async fn update_merge_upsert_delete_with_etags() {
     let etag = c.get("ops", "p", "r").await.header("etag").unwrap();
     assert_eq!(c.send("DELETE", &path, &[("If-Match", &etag)], None).await.status, 204);
     let r = c.send("DELETE", &path, &[("If-Match", "*")], None).await;
-    assert_eq!(r.status, 404);
+    r.assert_refused(404, ErrorCode::ResourceNotFound);
 }
 
 #[tokio::test]
@@ -225,7 +229,7 @@ async fn metadata_levels() {
     assert!(v["odata.id"].as_str().unwrap().contains("meta(PartitionKey='p',RowKey='r')"));
     assert_eq!(v["Timestamp@odata.type"], "Edm.DateTime");
     let atom = c.send("GET", &path, &[("Accept", "application/atom+xml")], None).await;
-    assert_eq!(atom.status, 415);
+    atom.assert_refused(415, ErrorCode::AtomFormatNotSupported);
 }
 
 #[tokio::test]
@@ -253,7 +257,8 @@ async fn url_keys_win_over_body_keys() {
     let r = c.send("MERGE", &url, &[("If-Match", "*")], Some(&body)).await;
     assert_eq!(r.status, 204, "{}", r.body);
     assert_eq!(c.get("urlKeys", "p", "r").await.json()["V"], 1);
-    assert_eq!(c.get("urlKeys", "q", "elsewhere").await.status, 404, "the body's keys moved the write");
+    // the body's keys do not move the write
+    c.get("urlKeys", "q", "elsewhere").await.assert_refused(404, ErrorCode::ResourceNotFound);
 }
 
 /// A write whose `If-Match` is not a weak ETag (nor `*`), or that sends `If-None-Match`,

@@ -101,6 +101,12 @@ async fn closed_within(s: &mut TcpStream, within: Duration) -> Duration {
     }
 }
 
+/// Whether the server has not closed `s` (nothing to read yet, no end of stream).
+fn still_open(s: &TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(s.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+}
+
 /// The server's resident memory, from /proc/<pid>/status.
 fn vm_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
@@ -128,7 +134,7 @@ async fn unauthenticated_bodies_are_refused_on_their_head_and_cost_no_memory() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         let _ = s.write_all(&[b'y'; 1024]).await;
         // the 403 comes without the rest of the body being awaited (it never comes)
-        let r = read_response(&mut s, Duration::from_secs(5)).await;
+        let r = read_response(&mut s, Duration::from_secs(30)).await;
         r.assert_error(403, "AuthenticationFailed");
         assert_eq!(r.header("connection").as_deref(), Some("close"), "{r:?}");
         closed_within(&mut s, Duration::from_secs(5)).await;
@@ -179,7 +185,7 @@ async fn a_refused_small_body_is_drained_and_the_connection_kept() {
     for _ in 0..2 {
         let head = signed_head(server.port, "POST", "/Tables", body.len(), false);
         s.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
-        let r = read_response(&mut s, Duration::from_secs(5)).await;
+        let r = read_response(&mut s, Duration::from_secs(30)).await;
         r.assert_error(403, "AuthenticationFailed");
         assert_eq!(r.header("connection"), None, "{r:?}");
     }
@@ -192,12 +198,13 @@ async fn a_body_shorter_than_its_content_length_is_cut_off() {
     let started = Instant::now();
     let head = signed_head(server.port, "POST", "/Tables", 100, true);
     s.write_all(format!("{head}{{\"TableName\":").as_bytes()).await.unwrap();
-    let r = read_response(&mut s, Duration::from_secs(5)).await;
+    let r = read_response(&mut s, Duration::from_secs(30)).await;
     let waited = started.elapsed();
     r.assert_error(408, "RequestTimeout");
     assert_eq!(r.header("connection").as_deref(), Some("close"), "{r:?}");
-    // 1 s of grace and the 13 ms its 13 bytes earned
-    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(3), "{waited:?}");
+    // 1 s of grace and the 13 ms its 13 bytes earned (how much later it came is the
+    // machine's business; the 408's code says which limit cut it)
+    assert!(waited >= Duration::from_millis(900), "{waited:?}");
     closed_within(&mut s, Duration::from_secs(2)).await;
 }
 
@@ -212,7 +219,7 @@ async fn a_body_trickled_past_the_request_timeout_is_cut_off() {
     wr.write_all(head.as_bytes()).await.unwrap();
     let writer = tokio::spawn(async move {
         // 500 bytes a second: 20 s for the whole body
-        while started.elapsed() < Duration::from_secs(8) {
+        while started.elapsed() < Duration::from_secs(60) {
             if wr.write_all(&[b' '; 50]).await.is_err() {
                 break;
             }
@@ -222,7 +229,7 @@ async fn a_body_trickled_past_the_request_timeout_is_cut_off() {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     while !String::from_utf8_lossy(&buf).contains("\r\n\r\n") {
-        let n = tokio::time::timeout(Duration::from_secs(5), rd.read(&mut chunk))
+        let n = tokio::time::timeout(Duration::from_secs(30), rd.read(&mut chunk))
             .await
             .expect("an answer in time")
             .expect("read");
@@ -233,7 +240,9 @@ async fn a_body_trickled_past_the_request_timeout_is_cut_off() {
     let text = String::from_utf8_lossy(&buf).to_ascii_lowercase();
     assert!(text.starts_with("http/1.1 408"), "{text}");
     assert!(text.contains("x-ms-error-code: requesttimeout"), "RequestTimeout: {text}");
-    assert!(waited >= Duration::from_millis(1800) && waited < Duration::from_secs(4), "{waited:?}");
+    // not before the 2 s --requestTimeout (less the head's few ms), and long before the
+    // body could have been complete
+    assert!(waited >= Duration::from_millis(1800), "{waited:?}");
     writer.abort();
 }
 
@@ -254,10 +263,11 @@ async fn a_head_sent_one_byte_a_second_is_cut_off() {
         }
     });
     let mut byte = [0u8; 1];
-    let n = tokio::time::timeout(Duration::from_secs(6), rd.read(&mut byte)).await.expect("cut off in time");
+    // the whole head takes over a minute to send: a hang guard well before that
+    let n = tokio::time::timeout(Duration::from_secs(30), rd.read(&mut byte)).await.expect("cut off");
     assert!(matches!(n, Ok(0) | Err(_)), "{n:?}");
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_millis(1500) && waited < Duration::from_secs(4), "{waited:?}");
+    assert!(waited >= Duration::from_millis(1500), "{waited:?}");
     writer.abort();
 }
 
@@ -302,9 +312,12 @@ async fn sigterm_with_stalled_clients_exits_0_within_the_shutdown_timeout() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = Instant::now();
     assert!(server.terminate(), "exit status 0");
-    let took = started.elapsed();
-    // the 2 s grace, then the stalled connections are cut and the store is closed
-    assert!(took < Duration::from_secs(4), "shutdown took {took:?}");
+    // the 2 s grace, then the stalled connections are cut (their own timeouts are minutes
+    // away) and the store is closed
+    assert!(started.elapsed() >= Duration::from_secs(2), "the grace was not given");
+    for s in &mut stalled {
+        closed_within(s, Duration::from_secs(30)).await;
+    }
     drop(stalled);
     // the store was flushed and closed: it opens again with its data
     let server = TestServer::start_on(&dir, &["--silent"]);
@@ -314,10 +327,9 @@ async fn sigterm_with_stalled_clients_exits_0_within_the_shutdown_timeout() {
 
 #[tokio::test]
 async fn sigterm_without_clients_exits_at_once() {
-    let mut server = server(&[]);
-    let started = Instant::now();
+    // a grace far longer than terminate()'s 30 s wait: exiting at all shows it was not used
+    let mut server = server(&["--shutdownTimeout", "600"]);
     assert!(server.terminate());
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
 }
 
 #[tokio::test]
@@ -333,8 +345,11 @@ async fn connections_over_max_connections_are_refused_and_a_real_client_gets_in_
     // the 21st is closed as soon as it is accepted, unread
     let mut over = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let _ = over.write_all(format!("GET /{ACCOUNT}/Tables HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).await;
-    let refused_after = closed_within(&mut over, Duration::from_secs(1)).await;
-    assert!(refused_after < Duration::from_millis(500), "{refused_after:?}");
+    closed_within(&mut over, Duration::from_secs(30)).await;
+    // ... before any silent one was cut (its 2 s head-read timeout): they are all open still
+    for s in &silent {
+        assert!(still_open(s), "a silent connection was closed before the 21st was refused");
+    }
     // the silent ones hold their places only until the head-read timeout cuts them
     let c = server.client();
     let served = loop {
@@ -344,15 +359,17 @@ async fn connections_over_max_connections_are_refused_and_a_real_client_gets_in_
         )
         .await;
         if let Ok(Ok(r)) = attempt {
-            break r.status().as_u16();
+            break Resp::read(r).await;
         }
-        assert!(started.elapsed() < Duration::from_secs(6), "no place freed up");
+        assert!(started.elapsed() < Duration::from_secs(60), "no place freed up");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    // (unauthenticated: the answer, not its status, is the point)
-    assert!(served == 403 || served == 401, "{served}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-    drop(silent);
+    // unauthenticated: the service's answer to a request without Authorization
+    served.assert_refused(401, ErrorCode::NoAuthenticationInformation);
+    // the places came back because the silent ones were cut
+    for s in &mut silent {
+        closed_within(s, Duration::from_secs(30)).await;
+    }
 }
 
 /// Stalled TLS handshakes hold `--maxConnections` places like stalled plain requests:
@@ -371,27 +388,29 @@ async fn tls_handshakes_in_progress_count_against_max_connections() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     // the sixth is closed as soon as it is accepted, before any handshake
     let mut over = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let refused_after = closed_within(&mut over, Duration::from_secs(2)).await;
-    assert!(refused_after < Duration::from_millis(500), "{refused_after:?}");
+    closed_within(&mut over, Duration::from_secs(30)).await;
+    for s in &stalled {
+        assert!(still_open(s), "a stalled handshake was closed before the sixth was refused");
+    }
     // the stalled ones let go: their places come back, and an HTTPS client is served
     drop(stalled);
     let ca = reqwest::Certificate::from_pem(&std::fs::read(tls("cert.pem")).unwrap()).unwrap();
     let https = reqwest::Client::builder().add_root_certificate(ca).build().unwrap();
     let started = Instant::now();
-    let status = loop {
+    let answer = loop {
         let sent = https
             .get(format!("https://127.0.0.1:{port}/{ACCOUNT}/Tables"))
             .header("x-ms-version", "2019-02-02")
             .send()
             .await;
         if let Ok(r) = sent {
-            break r.status().as_u16();
+            break Resp::read(r).await;
         }
-        assert!(started.elapsed() < Duration::from_secs(3), "no place came back: {sent:?}");
+        assert!(started.elapsed() < Duration::from_secs(60), "no place came back: {sent:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    // (unauthenticated: the answer, not its status, is the point)
-    assert!(status == 403 || status == 401, "{status}");
+    // unauthenticated: the service's answer to a request without Authorization
+    answer.assert_refused(401, ErrorCode::NoAuthenticationInformation);
 }
 
 /// Shutdown does not wait for handshakes in progress: like an idle connection, a client
@@ -400,7 +419,8 @@ async fn tls_handshakes_in_progress_count_against_max_connections() {
 async fn sigterm_with_stalled_tls_handshakes_exits_at_once() {
     let tls = |name: &str| format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"));
     let (cert, key) = (tls("cert.pem"), tls("key.pem"));
-    let mut server = server(&["--cert", &cert, "--key", &key, "--shutdownTimeout", "8"]);
+    // a grace far longer than terminate()'s 30 s wait: exiting at all shows it was not used
+    let mut server = server(&["--cert", &cert, "--key", &key, "--shutdownTimeout", "600"]);
     let mut stalled = Vec::new();
     for i in 0..6 {
         let mut s = TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
@@ -411,9 +431,7 @@ async fn sigterm_with_stalled_tls_handshakes_exits_at_once() {
         stalled.push(s);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let started = Instant::now();
     assert!(server.terminate(), "exit status 0");
-    assert!(started.elapsed() < Duration::from_secs(2), "shutdown took {:?}", started.elapsed());
     drop(stalled);
 }
 
@@ -424,7 +442,7 @@ async fn over_long_uris_and_heads_get_odata_errors() {
     let exchange = |request: String| async move {
         let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         s.write_all(request.as_bytes()).await.unwrap();
-        read_response(&mut s, Duration::from_secs(5)).await
+        read_response(&mut s, Duration::from_secs(30)).await
     };
     // a URI over the 32 KiB the server takes (hyper's own limit is higher)
     let long_query = "a".repeat(40 * 1024);
@@ -445,12 +463,12 @@ async fn over_long_uris_and_heads_get_odata_errors() {
     // 80 headers in all: an ordinary answer
     let most: String = (0..79).map(|i| format!("x-ms-h{i}: v\r\n")).collect();
     let r = exchange(format!("GET /{ACCOUNT}/Tables HTTP/1.1\r\nHost: x\r\n{most}\r\n")).await;
-    assert!(r.status == 403 || r.status == 401, "{r:?}");
+    r.assert_error(401, "NoAuthenticationInformation");
     // just under the limits: an ordinary answer
     let r =
         exchange(format!("GET /{ACCOUNT}/Tables?x={} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(30 * 1024)))
             .await;
-    assert!(r.status == 403 || r.status == 401, "{r:?}");
+    r.assert_error(401, "NoAuthenticationInformation");
 }
 
 #[tokio::test]
@@ -460,7 +478,7 @@ async fn a_malformed_percent_escape_in_the_path_is_invalid_uri() {
         let mut s = TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
         let head = signed_head(server.port, "GET", path, 0, true);
         s.write_all(head.as_bytes()).await.unwrap();
-        let r = read_response(&mut s, Duration::from_secs(5)).await;
+        let r = read_response(&mut s, Duration::from_secs(30)).await;
         r.assert_error(400, "InvalidUri");
     }
     // a well-formed escape is decoded as before
@@ -483,13 +501,11 @@ async fn bodies_over_the_in_flight_cap_get_503_server_busy() {
     let head = signed_head(port, "POST", "/Tables", body.len(), true);
     s.write_all(head.as_bytes()).await.unwrap();
     let _ = s.write_all(body.as_bytes()).await;
-    let r = read_response(&mut s, Duration::from_secs(5)).await;
+    let r = read_response(&mut s, Duration::from_secs(30)).await;
     r.assert_error(503, "ServerBusy");
     assert_eq!(r.header("connection").as_deref(), Some("close"), "{r:?}");
     // once the holder is cut off (--requestTimeout), the same request fits
-    let started = Instant::now();
-    closed_within(&mut holder, Duration::from_secs(5)).await;
-    assert!(started.elapsed() < Duration::from_secs(4));
+    closed_within(&mut holder, Duration::from_secs(30)).await;
     let r = server.client().send("POST", "/Tables", &[], Some(&body)).await;
     assert_eq!(r.status, 201, "{}", r.body);
 }

@@ -157,6 +157,10 @@ async fn https_with_a_pfx_certificate_and_its_password() {
         let (status, body) = send(&c, server.port, "GET", "/Tables", Some(&token), None).await;
         // the handshake worked and the request reached the service (no --oauth: refused there)
         assert_eq!(status, 401, "{pfx}: {body}");
+        let code = serde_json::from_str::<serde_json::Value>(&body).expect("a JSON error")["odata.error"]
+            ["code"]
+            .clone();
+        assert_eq!(code, ErrorCode::InvalidAuthenticationInfo.as_str(), "{pfx}: {body}");
     }
 }
 

@@ -153,7 +153,8 @@ async fn a_query_pays_for_what_it_returned_after_the_read() {
     // a query that names p pays p up front, and is refused up front
     let r = c.send("GET", "/reads()?$filter=PartitionKey%20eq%20'p'", &[], None).await;
     assert_busy(&r, BUSY_PARTITION);
-    assert_eq!(c.get("reads", "q", "0000").await.status, 404, "other partitions are free");
+    // other partitions are free
+    c.get("reads", "q", "0000").await.assert_refused(404, ErrorCode::ResourceNotFound);
 }
 
 #[tokio::test]
@@ -235,8 +236,13 @@ async fn an_after_write_fault_leaves_the_write_applied() {
         "EntityAlreadyExists"
     );
     let del = c.send("DELETE", &entity_path("late", "p", "r"), &[("If-Match", "*")], None).await;
-    assert_eq!(del.status, 500);
-    assert_eq!(c.get("late", "p", "r").await.status, 404, "the delete was applied");
+    del.assert_refused_with(
+        500,
+        ErrorCode::OperationTimedOut,
+        "Operation could not be completed within the specified time.",
+    );
+    // the delete was applied
+    c.get("late", "p", "r").await.assert_refused(404, ErrorCode::ResourceNotFound);
 }
 
 #[tokio::test]
@@ -258,7 +264,7 @@ async fn fault_ops_and_tables_narrow_where_faults_fire() {
     let r = post_batch(&c, insert_batch(&s.endpoint(), "orders", "p", 0..2)).await;
     assert_busy(&r, BUSY_PARTITION);
     // operations outside --faultOps are served (orders does not exist: 404, not 503)
-    assert_eq!(c.send("GET", "/orders()", &[], None).await.status, 404);
+    c.send("GET", "/orders()", &[], None).await.assert_refused(404, ErrorCode::TableNotFound);
     assert_eq!(c.send("GET", "/Tables", &[], None).await.status, 200);
 }
 

@@ -149,7 +149,7 @@ async fn a_create_table_conflict_says_which_preference_applied() {
     assert_eq!(r.header("preference-applied"), None);
     // a refused name is not a conflict: no Preference-Applied
     let r = c.send("POST", "/Tables", &prefer, Some(r#"{"TableName":"a"}"#)).await;
-    assert_eq!(r.status, 400, "{}", r.body);
+    r.assert_refused(400, ErrorCode::InvalidResourceName);
     assert_eq!(r.header("preference-applied"), None);
 
     // Insert Entity's conflict: as before

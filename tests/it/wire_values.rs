@@ -201,7 +201,8 @@ async fn key_annotations_in_batch_operations() {
         "the failing part's index: {}",
         r.body
     );
-    assert_eq!(c.get("bkeys", "p", "d").await.status, 404, "the change set is all or nothing");
+    // the change set is all or nothing
+    c.get("bkeys", "p", "d").await.assert_refused(404, ErrorCode::ResourceNotFound);
 }
 
 // ---- DateTimes finer than 100 ns ----

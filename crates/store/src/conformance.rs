@@ -1,6 +1,8 @@
 //! One conformance suite for every [`Store`] engine: each check is a function over
 //! `&dyn Store`, run for `MemStore` and (with the `rocksdb` feature) for `RocksStore`
-//! on a temporary directory, plus a model-based proptest against a `BTreeMap`.
+//! on a temporary directory and on a copy of a real directory of the one-family layout
+//! (`tests/fixtures/datadir/5351c74`, written by the build before heaps had a column
+//! family of their own), plus a model-based proptest against a `BTreeMap` on each.
 
 use super::mem::MemStore;
 use super::{KvPair, Store, WriteBatch};
@@ -204,8 +206,73 @@ macro_rules! for_each_engine {
                 super::$check(&store);
             })*
         }
+
+        #[cfg(feature = "rocksdb")]
+        mod rocks_one_family_engine {
+            $(#[test]
+            fn $check() {
+                let dir = tempfile::tempdir().unwrap();
+                let store = super::one_family_store(dir.path());
+                super::$check(&store);
+                drop(store);
+                super::assert_one_family(dir.path());
+            })*
+        }
     };
 }
+
+/// The real-bytes directory of the one-family layout.
+#[cfg(feature = "rocksdb")]
+const ONE_FAMILY_FIXTURE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/datadir/5351c74/data");
+
+/// Past every key the checks and the server write.
+#[cfg(feature = "rocksdb")]
+const END_OF_KEYS: [u8; 16] = [0xFF; 16];
+
+/// Asserts that the RocksDB directory `dir` has one column family (its options file
+/// names no `heaps` family).
+#[cfg(feature = "rocksdb")]
+fn assert_one_family(dir: &std::path::Path) {
+    let mut options = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("OPTIONS-")) {
+            options += &std::fs::read_to_string(path).unwrap();
+        }
+    }
+    assert!(options.contains("[CFOptions \"default\"]"), "no options file in {dir:?}");
+    assert!(!options.contains("[CFOptions \"heaps\"]"), "{dir:?} gained a heaps column family");
+}
+
+/// Opens a copy of the one-family fixture in `dir`, checks it holds what the earlier build
+/// wrote (its tables and entities, heaps in the tables' key ranges), and empties it
+/// through the store, so a check starts from no keys on the one-family code path.
+#[cfg(feature = "rocksdb")]
+fn one_family_store(dir: &std::path::Path) -> super::rocks::RocksStore {
+    assert_one_family(std::path::Path::new(ONE_FAMILY_FIXTURE));
+    for entry in std::fs::read_dir(ONE_FAMILY_FIXTURE).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    let store = super::rocks::RocksStore::open(dir).unwrap();
+    let all = scan_all(&store, &[], &END_OF_KEYS);
+    let kind = |k: u8| all.iter().filter(|(key, _)| key.first() == Some(&k)).count();
+    assert_eq!(kind(0x01), 2, "the fixture's two table records");
+    let heaps = all.iter().filter(|(key, _)| key.first() == Some(&0x02) && key.get(9) == Some(&0xFF)).count();
+    assert_eq!((kind(0x02) - heaps, heaps), ONE_FAMILY_ENTITIES, "the fixture's entity heads and heaps");
+    assert_eq!(kind(0x05), 0, "no heap of the layout before it");
+    let mut b = WriteBatch::new();
+    b.delete_range(Vec::new(), END_OF_KEYS.to_vec());
+    store.write(b).unwrap();
+    assert!(scan_all(&store, &[], &END_OF_KEYS).is_empty());
+    store
+}
+
+/// How many entity heads and heaps the fixture holds: the 45 entities of `upgrade` and
+/// the one of `Second` (`expected.json`), 44 of them with values long enough for a heap.
+#[cfg(feature = "rocksdb")]
+const ONE_FAMILY_ENTITIES: (usize, usize) = (46, 44);
 
 for_each_engine!(
     put_get_delete,
@@ -351,5 +418,15 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let store = super::rocks::RocksStore::open(dir.path()).unwrap();
         run_model(&store, &ops)?;
+    }
+
+    #[cfg(feature = "rocksdb")]
+    #[test]
+    fn rocks_one_family_matches_model(ops in prop::collection::vec(op(), 0..40)) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = one_family_store(dir.path());
+        run_model(&store, &ops)?;
+        drop(store);
+        assert_one_family(dir.path());
     }
 }

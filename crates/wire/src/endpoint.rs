@@ -1,8 +1,12 @@
 //! Routing as a pure function: (effective method, path after the account, query) →
 //! [`Endpoint`], one variant per Azure Table REST operation. OData keys inside the path
-//! (`t(PartitionKey='a',RowKey='b')`, `Tables('t')`) are decoded here.
+//! (`t(PartitionKey='a',RowKey='b')`, `Tables('t')`) are decoded here; `render` holds
+//! the inverse, an endpoint back to its request.
 
 use aztable_model::error::{ApiError, ErrorCode};
+
+mod render;
+pub use render::RoutedRequest;
 
 /// Applies `X-HTTP-Method` tunnelling to a request's verb (top-level and inside a
 /// batch alike): only on POST, once, with MERGE, PUT, DELETE or PATCH. `values` are the

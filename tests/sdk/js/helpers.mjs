@@ -85,25 +85,66 @@ export function odataCodeOfResponse(response) {
 }
 
 /**
- * Awaits `promise`, expects a RestError with the given HTTP status (a number, or an array of
- * acceptable statuses) and, if given, the given service error code.
+ * The service's documented messages (the first line of `odata.error.message.value`) for the
+ * codes whose message does not depend on the case.
  */
-export async function expectRestError(promise, status, code) {
+export const DOCUMENTED_MESSAGES = {
+  AuthenticationFailed:
+    "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+  AuthorizationFailure: "This request is not authorized to perform this operation.",
+  AuthorizationPermissionMismatch: "This request is not authorized to perform this operation using this permission.",
+  AuthorizationResourceTypeMismatch:
+    "This request is not authorized to perform this operation using this resource type.",
+  AuthorizationServiceMismatch: "This request is not authorized to perform this operation using this service.",
+  AuthorizationProtocolMismatch: "This request is not authorized to perform this operation using this protocol.",
+  EntityAlreadyExists: "The specified entity already exists.",
+  NoAuthenticationInformation:
+    "Server failed to authenticate the request. Please refer to the information in the www-authenticate header.",
+  ResourceNotFound: "The specified resource does not exist.",
+  TableAlreadyExists: "The table specified already exists.",
+  TableNotFound: "The table specified does not exist.",
+  UpdateConditionNotSatisfied: "The update condition specified in the request was not satisfied.",
+};
+
+/**
+ * The first line of the `odata.error.message.value` of a RestError's body ("" if none). A
+ * failed change set's answer is multipart: its failing part's JSON is read, and the
+ * operation's index prefix (`1:`) is dropped.
+ */
+export function errorMessage(err) {
+  const text = err?.response?.bodyAsText ?? "";
+  const at = text.indexOf('{"odata.error"');
+  if (at < 0) return "";
+  try {
+    const end = text.lastIndexOf("}") + 1;
+    const value = JSON.parse(text.slice(at, end))["odata.error"]?.message?.value ?? "";
+    return value.split("\n")[0].replace(/^\d+:/, "");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Awaits `promise` and expects one refusal: a RestError with the given HTTP status, the given
+ * service error code and `message` (the first line of the body's message) or, without it,
+ * the documented message of the code where there is one.
+ */
+export async function expectRestError(promise, status, code, message) {
+  assert.equal(typeof status, "number", "one status per refusal");
+  assert.equal(typeof code, "string", "a refusal's error code is pinned too");
   let caught;
   try {
     await promise;
   } catch (err) {
     caught = err;
   }
-  assert.ok(caught, `expected a ${status}${code ? " " + code : ""} error, but the call succeeded`);
+  assert.ok(caught, `expected a ${status} ${code} error, but the call succeeded`);
   assert.equal(caught.name, "RestError", `expected RestError, got ${caught.name}: ${caught.message}`);
-  if (Array.isArray(status)) {
-    assert.ok(status.includes(caught.statusCode), `status ${caught.statusCode} not in ${status}: ${caught.message}`);
-  } else {
-    assert.equal(caught.statusCode, status, `status: ${caught.message}`);
-  }
-  if (code !== undefined) {
-    assert.equal(errorCode(caught), code, `error code: ${caught.message}`);
+  assert.equal(caught.statusCode, status, `status: ${caught.message}`);
+  assert.equal(errorCode(caught), code, `error code: ${caught.message}`);
+  const expected = message ?? DOCUMENTED_MESSAGES[code];
+  if (expected !== undefined && caught.request?.method !== "HEAD") {
+    assert.equal(errorMessage(caught), expected, `message of ${code}`);
   }
   return caught;
 }
@@ -112,7 +153,12 @@ export async function expectRestError(promise, status, code) {
 export function responseRecorder() {
   const responses = [];
   const onResponse = (raw) => {
-    responses.push({ status: raw.status, code: odataCodeOfResponse(raw), headers: raw.headers });
+    responses.push({
+      status: raw.status,
+      code: odataCodeOfResponse(raw),
+      headers: raw.headers,
+      prefer: raw.request?.headers?.get("Prefer"),
+    });
   };
   return {
     onResponse,

@@ -73,6 +73,10 @@ function withFields(token, fields) {
 }
 
 const MISMATCH = "AuthorizationPermissionMismatch";
+/** A write outside a SAS's key range (docs/compatibility.md: 403 `AuthorizationFailure`), and its message. */
+const OUTSIDE = "AuthorizationFailure";
+const OUTSIDE_MESSAGE =
+  "This request is not authorized to perform this operation: the entity is outside the SAS key range.";
 
 describe("table SAS", { timeout: 60_000 }, () => {
   let t;
@@ -311,12 +315,12 @@ describe("table SAS key ranges", { timeout: 60_000 }, () => {
     for (const [pk, rk] of [["p1", "r1"], ["p2", "r2"], ["p0", "r3"], ["p3", "r0"]]) {
       // a point read outside the range is answered as if the entity did not exist
       await expectRestError(c.getEntity(pk, rk), 404, "ResourceNotFound");
-      await expectRestError(c.updateEntity({ partitionKey: pk, rowKey: rk, n: -1 }, "Merge"), 403);
-      await expectRestError(c.upsertEntity({ partitionKey: pk, rowKey: rk, n: -1 }, "Replace"), 403);
-      await expectRestError(c.deleteEntity(pk, rk), 403);
+      await expectRestError(c.updateEntity({ partitionKey: pk, rowKey: rk, n: -1 }, "Merge"), 403, OUTSIDE, OUTSIDE_MESSAGE);
+      await expectRestError(c.upsertEntity({ partitionKey: pk, rowKey: rk, n: -1 }, "Replace"), 403, OUTSIDE, OUTSIDE_MESSAGE);
+      await expectRestError(c.deleteEntity(pk, rk), 403, OUTSIDE, OUTSIDE_MESSAGE);
     }
-    await expectRestError(c.createEntity({ partitionKey: "p1", rowKey: "r1x", n: -1 }), 403);
-    await expectRestError(c.createEntity({ partitionKey: "p3", rowKey: "a", n: -1 }), 403);
+    await expectRestError(c.createEntity({ partitionKey: "p1", rowKey: "r1x", n: -1 }), 403, OUTSIDE, OUTSIDE_MESSAGE);
+    await expectRestError(c.createEntity({ partitionKey: "p3", rowKey: "a", n: -1 }), 403, OUTSIDE, OUTSIDE_MESSAGE);
     const now = await collect(t.client.listEntities());
     assert.deepEqual(keysOf(now), all);
     assert.ok(now.every((e) => e.n !== -1), "a refused write changed an entity");
@@ -329,7 +333,7 @@ describe("table SAS key ranges", { timeout: 60_000 }, () => {
       [["upsert", { partitionKey: "p1", rowKey: "r1" }], ["create", { partitionKey: "p1", rowKey: "r8" }]],
       [["create", { partitionKey: "p1", rowKey: "r8" }], ["delete", { partitionKey: "p1", rowKey: "r0" }]],
     ]) {
-      await expectRestError(c.submitTransaction(actions), 403);
+      await expectRestError(c.submitTransaction(actions), 403, OUTSIDE, OUTSIDE_MESSAGE);
       assert.deepEqual(keysOf(await collect(t.client.listEntities())), all, JSON.stringify(actions));
     }
     const ok = await c.submitTransaction([

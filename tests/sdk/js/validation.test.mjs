@@ -99,14 +99,18 @@ describe("validation", { timeout: 60_000 }, () => {
     ["newline", "p", "new\nline"],
   ]) {
     test(`key with ${label} answers 400`, async () => {
-      await expectRestError(client.createEntity({ partitionKey: pk, rowKey: rk, v: 1 }), 400);
+      await expectRestError(client.createEntity({ partitionKey: pk, rowKey: rk, v: 1 }), 400, "InvalidInput");
       await assertEmpty();
     });
   }
 
   for (const value of [2147483648, -2147483649]) {
     test(`explicit Int32 out of range (${value}) answers 400`, async () => {
-      await expectRestError(client.createEntity({ partitionKey: "p", rowKey: "r", n: { value, type: "Int32" } }), 400);
+      await expectRestError(
+        client.createEntity({ partitionKey: "p", rowKey: "r", n: { value, type: "Int32" } }),
+        400,
+        "InvalidInput",
+      );
       await assertEmpty();
     });
   }
@@ -115,6 +119,7 @@ describe("validation", { timeout: 60_000 }, () => {
     await expectRestError(
       client.createEntity({ partitionKey: "p", rowKey: "r", n: { value: "9223372036854775808", type: "Int64" } }),
       400,
+      "InvalidInput",
     );
     await assertEmpty();
   });
@@ -142,7 +147,7 @@ describe("validation", { timeout: 60_000 }, () => {
 
   test("error bodies carry odata.error with code and message", async () => {
     await client.createEntity({ partitionKey: "p", rowKey: "r" });
-    const err = await expectRestError(client.createEntity({ partitionKey: "p", rowKey: "r" }), 409);
+    const err = await expectRestError(client.createEntity({ partitionKey: "p", rowKey: "r" }), 409, "EntityAlreadyExists");
     const body = JSON.parse(err.response.bodyAsText);
     assert.equal(body["odata.error"].code, "EntityAlreadyExists");
     assert.equal(body["odata.error"].message.lang, "en-US");

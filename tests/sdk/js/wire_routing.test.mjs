@@ -38,7 +38,11 @@ describe("a table URL given as the account URL", () => {
       await expectRestError(wrong.getProperties(), 400, "InvalidQueryParameterValue");
       await expectRestError(collect(wrong.listTables()), 501, "NotImplemented");
       const table = new TableClient(`${endpoint}/${name}`, name, cred, CLIENT_OPTIONS);
-      await expectRestError(table.submitTransaction([["create", { partitionKey: "p", rowKey: "r" }]]), 415);
+      await expectRestError(
+        table.submitTransaction([["create", { partitionKey: "p", rowKey: "r" }]]),
+        415,
+        "MediaTypeNotSupported",
+      );
       assert.deepEqual(await collect(tableClient(name).listEntities()), []);
     } finally {
       await svc.deleteTable(name);
@@ -126,6 +130,11 @@ describe("a table SAS with a key range", () => {
     await expectRestError(ranged.getEntity("somPartition", "02"), 404, "ResourceNotFound");
     assert.equal((await t.client.getEntity("somPartition", "02")).rowKey, "02");
     assert.deepEqual((await collect(ranged.listEntities())).map((e) => e.rowKey), ["01"]);
-    await expectRestError(ranged.createEntity({ partitionKey: "somPartition", rowKey: "03" }), 403, "AuthorizationFailure");
+    await expectRestError(
+      ranged.createEntity({ partitionKey: "somPartition", rowKey: "03" }),
+      403,
+      "AuthorizationFailure",
+      "This request is not authorized to perform this operation: the entity is outside the SAS key range.",
+    );
   });
 });

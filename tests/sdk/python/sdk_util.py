@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import socket
 import subprocess
 import tempfile
@@ -79,9 +80,14 @@ class ResponseRecorder:
             {
                 "status": http.status_code,
                 "code": odata_error_code(body),
+                "prefer": pipeline_response.http_request.headers.get("Prefer"),
                 "headers": dict(http.headers),
             }
         )
+
+    def expected_create_status(self) -> int:
+        """The one answer to the last create: 204 if it asked `Prefer: return-no-content`, else 201."""
+        return 204 if self.last["prefer"] == "return-no-content" else 201
 
     @property
     def last(self) -> Dict[str, Any]:
@@ -172,3 +178,57 @@ def error_code(exc: BaseException) -> Optional[str]:
     if code is None:
         code = response.headers.get("x-ms-error-code")
     return code
+
+
+# The service's documented messages (the first line of odata.error.message.value) for the
+# codes whose message does not depend on the case.
+DOCUMENTED_MESSAGES = {
+    "AuthenticationFailed": "Server failed to authenticate the request. Make sure the value of "
+    "Authorization header is formed correctly including the signature.",
+    "AuthorizationFailure": "This request is not authorized to perform this operation.",
+    "AuthorizationPermissionMismatch": "This request is not authorized to perform this operation using this permission.",
+    "EntityAlreadyExists": "The specified entity already exists.",
+    "NoAuthenticationInformation": "Server failed to authenticate the request. Please refer to the "
+    "information in the www-authenticate header.",
+    "ResourceNotFound": "The specified resource does not exist.",
+    "TableAlreadyExists": "The table specified already exists.",
+    "TableNotFound": "The table specified does not exist.",
+    "UpdateConditionNotSatisfied": "The update condition specified in the request was not satisfied.",
+}
+
+
+def error_message(response_text: str) -> str:
+    """The first line of the odata.error.message.value of an error body ("" if none).
+
+    A failed change set's answer is multipart: its failing part's JSON is read, and the
+    operation's index prefix (``1:``) is dropped.
+    """
+    start, end = response_text.find('{"odata.error"'), response_text.rfind("}") + 1
+    if start < 0:
+        return ""
+    try:
+        value = json.loads(response_text[start:end])["odata.error"]["message"]["value"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return re.sub(r"^\d+:", "", value.split("\n")[0])
+
+
+def assert_refused(exc: BaseException, status: int, code: str, message: Optional[str] = None) -> None:
+    """One refusal: `status`, `code` and `message` (or the code's documented message).
+
+    `exc` is an SDK exception or a `requests` response.
+    """
+    raw_text = getattr(exc, "text", None)
+    if isinstance(raw_text, str):  # a requests.Response
+        got_status, text = exc.status_code, raw_text
+        got_code = odata_error_code(text) or exc.headers.get("x-ms-error-code")
+    else:
+        response = getattr(exc, "response", None)
+        got_status = getattr(exc, "status_code", None)
+        text = response.text() if response is not None else ""
+        got_code = error_code(exc)
+    assert got_status == status, f"status {got_status}, expected {status}: {text}"
+    assert got_code == code, f"code {got_code}, expected {code}: {text}"
+    expected = message if message is not None else DOCUMENTED_MESSAGES.get(code)
+    if expected is not None:
+        assert error_message(text) == expected, f"message of {code}: {text}"

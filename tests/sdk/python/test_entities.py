@@ -12,7 +12,7 @@ from azure.core.exceptions import (
 )
 from azure.data.tables import UpdateMode
 
-from sdk_util import ResponseRecorder, error_code
+from sdk_util import ResponseRecorder, assert_refused, error_code
 
 # Keys with characters that must survive URL path encoding and OData '' quoting.
 SPECIAL_KEYS = [
@@ -45,8 +45,10 @@ def test_create_entity_returns_etag(table):
 def test_create_entity_response_status(table):
     rec = ResponseRecorder()
     table.create_entity({"PartitionKey": "p", "RowKey": "r"}, raw_response_hook=rec)
-    # The SDK sends Prefer: return-no-content.
-    assert rec.last["status"] in (201, 204)
+    # the one answer: 204 with Preference-Applied if Prefer asks for no content, else 201
+    assert rec.last["status"] == rec.expected_create_status(), rec.last
+    if rec.last["prefer"] == "return-no-content":
+        assert rec.last["headers"].get("Preference-Applied") == "return-no-content"
 
 
 def test_create_duplicate_entity_conflicts(table):
@@ -81,8 +83,9 @@ def test_point_operations_with_special_keys(table, pk, rk):
     assert [(e["PartitionKey"], e["RowKey"]) for e in found] == [(pk, rk)]
 
     table.delete_entity(pk, rk)
-    with pytest.raises(ResourceNotFoundError):
+    with pytest.raises(ResourceNotFoundError) as exc:
         table.get_entity(pk, rk)
+    assert_refused(exc.value, 404, "ResourceNotFound")
 
 
 def test_special_keys_are_distinct(table):
@@ -222,8 +225,9 @@ def test_delete_entity_unconditional(table):
     rec = ResponseRecorder()
     table.delete_entity("p", "r", raw_response_hook=rec)
     assert rec.last["status"] == 204
-    with pytest.raises(ResourceNotFoundError):
+    with pytest.raises(ResourceNotFoundError) as exc:
         table.get_entity("p", "r")
+    assert_refused(exc.value, 404, "ResourceNotFound")
     assert [e["RowKey"] for e in table.list_entities()] == ["r2"]
     # Also the entity-object overload.
     table.delete_entity(entity={"PartitionKey": "p", "RowKey": "r2"})
@@ -244,8 +248,9 @@ def test_delete_entity_with_etag(table):
     assert table.get_entity("p", "r")["a"] == 2
 
     table.delete_entity("p", "r", etag=current, match_condition=MatchConditions.IfNotModified)
-    with pytest.raises(ResourceNotFoundError):
+    with pytest.raises(ResourceNotFoundError) as exc:
         table.get_entity("p", "r")
+    assert_refused(exc.value, 404, "ResourceNotFound")
 
 
 def test_delete_missing_entity_404(table):

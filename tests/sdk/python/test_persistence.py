@@ -9,7 +9,7 @@ import pytest
 from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import EdmType, EntityProperty, TableServiceClient, UpdateMode
 
-from sdk_util import connection_string_for, free_port, start_server, temp_dir, unique_table_name
+from sdk_util import assert_refused, connection_string_for, free_port, start_server, temp_dir, unique_table_name
 
 BINARY = os.environ.get("AZTABLE_BINARY")
 
@@ -79,8 +79,9 @@ def test_data_survives_sigkill_and_restart():
             rows = list(tc.list_entities())
             assert len(rows) == 50  # 50 inserted + 1 typed - 1 deleted
             assert tc.get_entity("p0", "r000")["n"] == -1
-            with pytest.raises(ResourceNotFoundError):
+            with pytest.raises(ResourceNotFoundError) as exc:
                 tc.get_entity("p1", "r001")
+            assert_refused(exc.value, 404, "ResourceNotFound")
             typed = tc.get_entity("typed", "it's")
             assert typed["s"] == "héllo 😀"
             assert typed["i64"].value == 2**40 and typed["i64"].edm_type == EdmType.INT64

@@ -21,7 +21,7 @@ from azure.data.tables import (
 )
 from azure.data.tables._table_shared_access_signature import TableSharedAccessSignature
 
-from sdk_util import error_code, unique_table_name
+from sdk_util import assert_refused, error_code, unique_table_name
 
 
 def _utc(minutes: float) -> datetime:
@@ -56,6 +56,10 @@ def _table_client(endpoint, table, token) -> TableClient:
 
 def _service_client(endpoint, token) -> TableServiceClient:
     return TableServiceClient(endpoint, credential=AzureSasCredential(token))
+
+
+# The message of a write outside a table SAS's key range.
+OUTSIDE_THE_RANGE = "This request is not authorized to perform this operation: the entity is outside the SAS key range."
 
 
 def _refused(fn, status, code):
@@ -331,8 +335,9 @@ def test_key_range_point_operations(endpoint, cred, grid):
     assert c.get_entity("p2", "r1")["n"] == 21
     for pk, rk in (("p1", "r1"), ("p2", "r2"), ("p0", "r3"), ("p3", "r0")):
         # a point read outside the range is answered as if the entity did not exist
-        with pytest.raises(ResourceNotFoundError):
+        with pytest.raises(ResourceNotFoundError) as info:
             c.get_entity(pk, rk)
+        assert_refused(info.value, 404, "ResourceNotFound")
         _refused(lambda: c.update_entity({"PartitionKey": pk, "RowKey": rk, "n": -1}), 403, "AuthorizationFailure")
         _refused(lambda: c.upsert_entity({"PartitionKey": pk, "RowKey": rk, "n": -1}), 403, "AuthorizationFailure")
         _refused(lambda: c.delete_entity(pk, rk), 403, "AuthorizationFailure")
@@ -361,7 +366,7 @@ def test_key_range_transaction_with_an_out_of_range_operation(endpoint, cred, gr
     ):
         with pytest.raises(HttpResponseError) as info:
             c.submit_transaction(ops)
-        assert info.value.status_code == 403, info.value.message
+        assert_refused(info.value, 403, "AuthorizationFailure", OUTSIDE_THE_RANGE)
         assert _keys(grid.list_entities()) == before, f"a refused transaction wrote: {ops}"
     result = c.submit_transaction(
         [("create", {"PartitionKey": "p1", "RowKey": "r8"}), ("upsert", {"PartitionKey": "p1", "RowKey": "r9"})]

@@ -335,6 +335,28 @@ proptest! {
         s.create_table(ACCT, TABLE).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
         check_query_on(&s, entities, filter, within, tops, budget)?;
     }
+
+    /// On a copy of a real directory of the one-family layout (heaps in the default
+    /// column family; `tests/fixtures/datadir/5351c74`), beside the tables it holds.
+    #[test]
+    fn paged_query_on_a_one_family_directory_equals_brute_force(
+        entities in prop::collection::vec(entity(), 0..40),
+        filter in filter_expr(),
+        within in prop::option::of(key_range()),
+        tops in prop::collection::vec(1usize..7, 1..5),
+        budget in prop::sample::select(vec![1usize, 3, MAX_EXAMINED_FOR_TESTS]),
+    ) {
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/datadir/5351c74/data");
+        let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for entry in std::fs::read_dir(fixture).map_err(|e| TestCaseError::fail(e.to_string()))? {
+            let entry = entry.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        }
+        let store = aztable_store::rocks::RocksStore::open(dir.path()).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        let s = TableService::new(Arc::new(store));
+        s.create_table(ACCT, TABLE).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        check_query_on(&s, entities, filter, within, tops, budget)?;
+    }
 }
 
 /// The production budget, for the cases that do not cut pages by it.

@@ -4,7 +4,7 @@
 //! window unless `--loose`, a shared access signature, or with `--oauth` a bearer
 //! token), routes and renders errors, adds CORS headers; logs one line per request.
 
-use super::body::{read_body, settle_refused, DRAIN_LIMIT};
+use super::body::{charge_parsed_form, read_body, settle_refused, DRAIN_LIMIT};
 use super::catch_panic::caught;
 use super::ctx::{self, RequestCtx};
 use super::message::Body;
@@ -187,7 +187,9 @@ async fn handle(
         e.close_connection = true;
         return Err(e);
     }
-    let (body, _held) = read_body(body, limits, started).await?;
+    // the budget holds the body and, until the handler has answered, its parsed form
+    let (body, mut held) = read_body(body, limits, started).await?;
+    charge_parsed_form(&mut held, &body)?;
     let req = Req { headers: parts.headers, query, body };
     let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
     let deadline = started + limits.request_timeout;

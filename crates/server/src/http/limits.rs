@@ -105,6 +105,16 @@ impl Share<'_> {
     }
 }
 
+impl Share<'_> {
+    /// Takes `n` more bytes, or, when `n` would not fit even in an otherwise empty budget,
+    /// the rest of the whole budget (so a request that fits alone is never refused for
+    /// good); false (and nothing taken) when that does not fit now.
+    pub fn grow_at_most_all(&mut self, n: usize) -> bool {
+        let room = self.budget.cap.saturating_sub(self.bytes);
+        self.grow(n.min(room))
+    }
+}
+
 impl Drop for Share<'_> {
     fn drop(&mut self) {
         self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
@@ -185,5 +195,23 @@ mod tests {
         assert_eq!(budget.used(), 40);
         drop(b);
         assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn a_charge_over_the_whole_budget_takes_all_of_it_only_when_alone() {
+        let budget = BodyBudget::new(100);
+        let mut a = budget.share();
+        assert!(a.grow(30));
+        assert!(a.grow_at_most_all(90), "alone: the rest of the budget");
+        assert_eq!(budget.used(), 100);
+        drop(a);
+        let mut a = budget.share();
+        assert!(a.grow(30));
+        let mut other = budget.share();
+        assert!(other.grow(1));
+        assert!(!a.grow_at_most_all(90), "not alone: no room for it");
+        assert_eq!(budget.used(), 31, "nothing taken by the refused charge");
+        assert!(a.grow_at_most_all(69));
+        assert_eq!(budget.used(), 100);
     }
 }

@@ -103,7 +103,7 @@ pub fn run(dir: &Path, tolerate: bool) -> Result<Prechecked, StoreError> {
     };
     let mut manifests: Vec<&String> = names.iter().filter(|n| manifest_number(n).is_some()).collect();
     manifests.sort_by_key(|n| manifest_number(n));
-    let ssts = names.iter().filter(|n| n.ends_with(".sst") || n.ends_with(".blob")).count();
+    let ssts = names.iter().filter(|n| wal::numbered(n, "sst") || wal::numbered(n, "blob")).count();
     out.logs = wal::log_files(dir)
         .map_err(|e| io("the write-ahead logs", e))?
         .into_iter()
@@ -284,6 +284,17 @@ mod tests {
         assert_eq!(manifest_number("MANIFEST-"), None);
         assert_eq!(manifest_number("MANIFEST-00a"), None);
         assert_eq!(log_number("000008.log"), Some(8));
+    }
+
+    #[test]
+    fn files_not_named_by_the_engine_leave_a_directory_new() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["server.log", "notes.sst", "x.blob", ".log"] {
+            std::fs::write(dir.path().join(name), "not the engine's").unwrap();
+        }
+        let found = run(dir.path(), false).unwrap();
+        assert!(found.new && found.logs.is_empty());
+        assert!(wal::numbered("000008.log", "log") && !wal::numbered("server.log", "log"));
     }
 
     #[test]

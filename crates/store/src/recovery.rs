@@ -98,7 +98,7 @@ fn unnamed_table_files(dir: &Path, engine_error: &str) -> String {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let size = e.metadata().ok()?.len();
-            name.ends_with(".sst").then_some((name, size))
+            super::wal::numbered(&name, "sst").then_some((name, size))
         })
         .collect();
     if !engine_error.contains("MANIFEST")

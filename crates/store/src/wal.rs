@@ -43,14 +43,24 @@ pub struct LogScan {
     pub damaged_bytes: u64,
 }
 
-/// The `*.log` files of `dir` with their sizes, by name (log numbers are zero-padded,
-/// so name order is log order).
+/// Whether `name` is the engine's name for a file of this extension: a number, a dot
+/// and `ext` (`000008.log`, `000009.sst`). Other files (a user's `server.log`) are not
+/// the engine's.
+pub fn numbered(name: &str, ext: &str) -> bool {
+    name.strip_suffix(ext)
+        .and_then(|stem| stem.strip_suffix('.'))
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The write-ahead logs (`<number>.log`) of `dir` with their sizes, by name (log numbers
+/// are zero-padded, so name order is log order).
 pub fn log_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, u64)>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
-        if path.extension().is_some_and(|e| e == "log") && entry.file_type()?.is_file() {
+        let engine_log = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| numbered(n, "log"));
+        if engine_log && entry.file_type()?.is_file() {
             out.push((path, entry.metadata()?.len()));
         }
     }

@@ -19,6 +19,7 @@ mod insight;
 mod oauth;
 mod persistence;
 mod recovery;
+mod run_as;
 mod tables;
 mod throttle;
 mod transfer;

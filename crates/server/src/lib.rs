@@ -5,9 +5,11 @@
 //! - [`config`]: command line and environment → [`config::Config`].
 //! - [`cli`]: the name the binary was started under (`azurite`, `azurite-table`), the
 //!   `healthcheck` command, Azurite's environment variables.
+//! - [`run_as`]: `AZTABLE_RUN_AS`, giving up root after reading root-only files.
 //! - [`fault`]: opt-in fault injection for testing retries (deterministic per seed).
 
 pub mod cli;
 pub mod config;
 pub mod fault;
 pub mod http;
+pub mod run_as;

@@ -10,8 +10,12 @@
 #           --skipApiVersionCheck; waits for the three log lines
 #   python  the image's defaults with AZURITE_ACCOUNTS set; waits until 10000 accepts
 # then: the Blob port's answer, `aztable healthcheck` and the engine's health status,
-# user flags that keep the container defaults (`--inMemoryPersistence` alone), and a
-# restart that keeps /data (a named volume).
+# user flags that keep the container defaults (`--inMemoryPersistence` alone), a
+# restart that keeps /data (a named volume), HTTPS with a certificate and key copied in
+# as root-owned files of mode 0600 (as Testcontainers Java's withSsl copies them: read
+# as root, then served as uid 10001), `--user 10001`, `azurite-blob` and
+# `azurite-queue` refused with their message, and the time from `run` to the first
+# answer.
 #
 # Not part of scripts/test.sh: the image build compiles RocksDB (20-40 minutes cold on
 # 2 cores). Needs docker (with a daemon) or podman (scripts: ../shared/tools/
@@ -21,9 +25,13 @@
 #   SKIP_BUILD=1      use the image as it is
 #   ENGINE=podman     choose the engine
 #   MODULES=1         also run the real Testcontainers Azurite modules for Python
-#                     (testcontainers 4.15.0) and Node (@testcontainers/azurite 11.7.1),
-#                     tests/container/modules.{py,mjs}, with the image in place of
-#                     Azurite's; installed into ~/.cache/aztable (a venv, an npm prefix)
+#                     (testcontainers 4.15.0), Node (@testcontainers/azurite 11.7.1),
+#                     Java (testcontainers-azure 2.0.5) and Go (testcontainers-go
+#                     modules/azure v0.44.0): tests/container/modules.{py,mjs},
+#                     tests/container/java, tests/container/go, with the image in place
+#                     of Azurite's; installed into ~/.cache/aztable (a venv, an npm
+#                     prefix, a Maven repository) and Go's module cache; needs a JDK 17,
+#                     Maven and Go for those two
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,8 +114,10 @@ all_lines_logged() {
   for s in Blob Queue Table; do grep -q "$s service is successfully listening" <<<"$log" || return 1; done
 }
 # smoke MODE: MODE=full creates, writes, reads, queries and deletes; write/read: across a restart
+# (SCHEME=https: over TLS, trusting REQUESTS_CA_BUNDLE)
 smoke() {
-  python3 - "$1" "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=$KEY;TableEndpoint=http://127.0.0.1:$(port 10002)/devstoreaccount1;" <<'EOF'
+  local scheme=${SCHEME:-http}
+  python3 - "$1" "DefaultEndpointsProtocol=$scheme;AccountName=devstoreaccount1;AccountKey=$KEY;TableEndpoint=$scheme://127.0.0.1:$(port 10002)/devstoreaccount1;" <<'EOF'
 import sys, time
 from azure.data.tables import TableServiceClient, UpdateMode
 mode, conn = sys.argv[1], sys.argv[2]
@@ -126,7 +136,7 @@ if mode == "full":
     table.delete_entity("p", "2")
     assert [t.name for t in svc.list_tables()] == ["smoke"]
     svc.delete_table("smoke")
-print(f"   SDK smoke ({mode}) ok in {time.monotonic() - t:.2f} s")
+print(f"   SDK smoke ({mode}, {conn.split(';')[0].split('=')[1]}) ok in {time.monotonic() - t:.2f} s")
 EOF
 }
 
@@ -199,8 +209,78 @@ smoke read
 $ENGINE logs "$cid" 2>&1 | grep -c 'Azurite Table service is successfully listening' | sed 's/^/   table lines in the log (two starts): /'
 quiet $ENGINE rm -f -v "$cid" >/dev/null
 
+step "HTTPS with a root-owned key of mode 0600 (Testcontainers Java's withSsl)"
+tls=$(mktemp -d)
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+  -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$tls/key.pem" -out "$tls/cert.pem" 2>/dev/null
+chmod 600 "$tls/key.pem" "$tls/cert.pem"
+cid=$(quiet $ENGINE create -p 127.0.0.1::10000 -p 127.0.0.1::10001 -p 127.0.0.1::10002 "$IMAGE" \
+  azurite --blobHost 0.0.0.0 --queueHost 0.0.0.0 --tableHost 0.0.0.0 --cert /cert.pem --key /key.pem)
+started+=("$cid")
+$ENGINE cp "$tls/cert.pem" "$cid:/cert.pem"
+$ENGINE cp "$tls/key.pem" "$cid:/key.pem"
+quiet $ENGINE start "$cid" >/dev/null
+wait_until 60 all_ports_listen || fail "tls: ports"
+echo "   in the container: $($ENGINE exec "$cid" ls -ln /key.pem | awk '{print $1, "uid", $3, "gid", $4, $NF}')"
+[[ $($ENGINE exec "$cid" ls -ln /key.pem) =~ ^-rw-------\ +1\ 0\ +0\  ]] || fail "tls: the key is not root's with mode 0600"
+REQUESTS_CA_BUNDLE="$tls/cert.pem" SCHEME=https smoke full
+ids=$($ENGINE exec "$cid" grep -E '^(Uid|Gid|Groups):' /proc/1/status | tr -s '\t ' ' ' | sed 's/ *$//' | paste -sd';')
+echo "   the server process: $ids"
+[[ $ids == "Uid: 10001 10001 10001 10001;Gid: 10001 10001 10001 10001;Groups: 10001" ]] || fail "tls: ids $ids"
+$ENGINE logs "$cid" 2>&1 | grep 'running as uid' | sed 's/^.*INFO /   log: /'
+quiet $ENGINE rm -f -v "$cid" >/dev/null
+rm -rf "$tls"
+
+step "--user 10001 (runAsNonRoot): runs as that user from the start"
+run user --user 10001 "$IMAGE" --inMemoryPersistence
+wait_until 60 all_lines_logged || fail "user: no log lines"
+smoke full
+# (the log read whole first: grep -q stops reading early, which pipefail counts as a failure)
+log=$($ENGINE logs "$cid" 2>&1)
+grep -q 'running as uid 10001 (not started as root' <<<"$log" || fail "user: the log does not say so"
+quiet $ENGINE rm -f -v "$cid" >/dev/null
+
+step "azurite-blob and azurite-queue: refused, saying how to ask for the Table service"
+for command in azurite-blob azurite-queue; do
+  set +e
+  out=$(quiet $ENGINE run --rm --entrypoint "$command" "$IMAGE" --blobHost 0.0.0.0 --queueHost 0.0.0.0 2>&1)
+  code=$?
+  set -e
+  echo "   $command: exit $code: ${out:0:150}..."
+  [ "$code" = 1 ] || fail "$command: exit $code"
+  [[ $out == *"serves the Table service only"*"WithEnabledServices(azurite.TableService)"* ]] || fail "$command: $out"
+done
+
+step "time to ready: from \`$ENGINE run\` to the first answer"
+python3 - "$ENGINE" "$IMAGE" <<'EOF'
+import statistics, subprocess, sys, time, urllib.request, urllib.error
+engine, image = sys.argv[1], sys.argv[2]
+times = []
+for _ in range(5):
+    t = time.monotonic()
+    cid = subprocess.run([engine, "run", "-d", "-p", "127.0.0.1::10002", image],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        port = subprocess.run([engine, "port", cid, "10002/tcp"], capture_output=True, text=True,
+                              check=True).stdout.split(":")[-1].strip()
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/devstoreaccount1/Tables", timeout=1)
+            except urllib.error.HTTPError:
+                break  # 403 without a signature: an answer
+            except OSError:
+                if time.monotonic() - t > 60:
+                    sys.exit("no answer within 60 s")
+                time.sleep(0.01)
+        times.append(time.monotonic() - t)
+    finally:
+        subprocess.run([engine, "rm", "-f", "-v", cid], capture_output=True)
+print("   run to first answer: " + ", ".join(f"{x:.2f}" for x in times)
+      + f" s; median {statistics.median(times):.2f} s")
+EOF
+
 if [ "${MODULES:-}" = 1 ]; then
-  step "Testcontainers modules (Python, Node)"
+  step "Testcontainers modules (Python, Node, Java, Go)"
   cache="$HOME/.cache/aztable"
   mkdir -p "$cache"
   [ -x "$cache/container-venv/bin/python" ] || python3 -m venv "$cache/container-venv"
@@ -225,6 +305,11 @@ if [ "${MODULES:-}" = 1 ]; then
   [ "$ENGINE" = podman ] && [[ $image != */* ]] && image="localhost/$image"
   "$cache/container-venv/bin/python" tests/container/modules.py "$image" || fail "the Python module"
   node "$cache/container-node/modules.mjs" "$image" || fail "the Node module"
+  # Java: the AzuriteContainer of testcontainers-azure 2.0.5, HTTP and withSsl
+  (cd tests/container/java && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$cache/m2" compile exec:java -Dexec.args="$image") \
+    || fail "the Java module"
+  # Go: modules/azure/azurite v0.44.0 with aztables v1.4.1
+  (cd tests/container/go && go run . "$image") || fail "the Go module"
 fi
 
 step "all passed"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test: formatting, the crate graph (scripts/crate-graph.py: the
 # rules on outside crates that the compiler cannot see, and the graph drawn in
-# docs/ARCHITECTURE.md), clippy, a check of the fuzz crate, then cargo test over the
+# docs/ARCHITECTURE.md), the GitHub workflows (scripts/actionlint.sh), clippy, a check of the fuzz crate, then cargo test over the
 # workspace (unit tests, black-box tests against the real server on RocksDB), then the Python and JavaScript
 # SDK conformance suites against a freshly started server, then the partition advisor's
 # page in headless Chromium (tests/browser). This is the README's test
@@ -41,6 +41,7 @@ fmt_check() {
 }
 phase "fmt" fmt_check
 phase "crate graph" python3 scripts/crate-graph.py
+phase "actionlint" scripts/actionlint.sh
 clippy_check() {
   # also without RocksDB (`--no-default-features`): the code behind
   # `cfg(not(feature = "rocksdb"))` in the server binary and the transfer crate

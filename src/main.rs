@@ -1,12 +1,14 @@
-//! The `aztable` binary: parse the configuration, set up logging, open the store and
-//! serve until SIGINT/SIGTERM; then finish in-flight requests and close the store.
+//! The `aztable` binary: parse the configuration, read the TLS files, give up root when
+//! `AZTABLE_RUN_AS` asks, set up logging, open the store and serve until SIGINT/SIGTERM;
+//! then finish in-flight requests and close the store.
 
 use aztable_engine::service::TableService;
 use aztable_insight::{Advisor, InsightOptions};
-use aztable_server::cli::{HealthcheckArgs, Invocation, Personality, ServeCommand};
+use aztable_server::cli::{HealthcheckArgs, Invocation, OtherService, Personality, ServeCommand};
 use aztable_server::config::{Args, Config};
 use aztable_server::http::ctx::VersionCheck;
-use aztable_server::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions};
+use aztable_server::http::{load_tls_config, serve, AppState, ConnLimits, HttpOptions, TlsConfig};
+use aztable_server::run_as::{drop_root, Dropped, RunAs, RUN_AS_VAR};
 use aztable_store::Store;
 use aztable_wire::auth::Accounts;
 use clap::Parser;
@@ -49,6 +51,10 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `azurite-blob` and `azurite-queue` are refused before their flags are parsed
+    if let Some(service) = OtherService::of_program(argv.first().map(|a| a.as_os_str())) {
+        return refuse(service);
+    }
     let cli = Cli::parse_from(&argv);
     let program = Personality::of_program(argv.first().map(|a| a.as_os_str()));
     let serve = match cli.command {
@@ -61,6 +67,7 @@ fn main() -> std::process::ExitCode {
     let (personality, args) = match ServeCommand::invocation(serve, program, cli.serve) {
         Invocation::Serve(personality, args) => (personality, *args),
         Invocation::Healthcheck(args) => return healthcheck(&args),
+        Invocation::Refuse(service) => return refuse(service),
     };
     let mut config = match Config::from_args(args, std::env::var("AZURITE_ACCOUNTS").ok()) {
         Ok(c) => c,
@@ -70,9 +77,41 @@ fn main() -> std::process::ExitCode {
         }
     };
     aztable_server::cli::apply_azurite(&mut config, personality, |name| std::env::var(name).ok());
+    let run_as = match RunAs::parse(std::env::var(RUN_AS_VAR).ok().as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("aztable: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    // The certificate and key are read first, while root may still read them (a key
+    // handed over as a root-owned file of mode 0600); everything else after the drop.
+    let tls = match config.tls.as_ref().map(load_tls_config).transpose() {
+        Ok(tls) => tls,
+        Err(e) => {
+            eprintln!("aztable: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let dropped = match drop_root(run_as) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("aztable: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     if let Err(e) = init_tracing(&config) {
         eprintln!("aztable: {e}");
         return std::process::ExitCode::from(2);
+    }
+    match dropped {
+        Dropped::To(r) => {
+            tracing::info!("running as uid {} gid {} ({RUN_AS_VAR}; started as root)", r.uid, r.gid)
+        }
+        Dropped::NotRoot(uid) => {
+            tracing::info!("running as uid {uid} (not started as root: {RUN_AS_VAR} unused)")
+        }
+        Dropped::NotAsked => {}
     }
     // Scans run on threads of their own (`service::background`, one a core); the
     // runtime's blocking pool serves what else blocks (file and DNS work), bounded.
@@ -87,7 +126,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(config)) {
+    match runtime.block_on(run(config, tls)) {
         Ok(Gate::Passed) => std::process::ExitCode::SUCCESS,
         Ok(Gate::Failed) => std::process::ExitCode::from(aztable_server::harness::GATE_EXIT_CODE),
         Err(e) => {
@@ -96,6 +135,13 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// `azurite-blob`, `azurite-queue`: exit 1 with a message saying this server serves
+/// the Table service only and how to ask for it.
+fn refuse(service: OtherService) -> std::process::ExitCode {
+    eprintln!("{}", service.refusal());
+    std::process::ExitCode::FAILURE
 }
 
 /// `aztable healthcheck [--host IP] [--port N]`: exit 0 when a server answers there, 1
@@ -263,7 +309,7 @@ fn report_on_sigusr1(advisor: Arc<Advisor>, path: std::path::PathBuf) {
     let _ = (advisor, path);
 }
 
-async fn run(config: Config) -> Result<Gate, String> {
+async fn run(config: Config, tls: Option<TlsConfig>) -> Result<Gate, String> {
     let mut accounts = Accounts::with_dev_account();
     if let Some(extra) = &config.extra_accounts {
         accounts.add_from_env(extra).map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
@@ -328,7 +374,6 @@ async fn run(config: Config) -> Result<Gate, String> {
                 .map(|(rate, seed)| Arc::new(aztable_server::surprise::ShortPages::new(rate, seed))),
         },
     });
-    let tls = config.tls.as_ref().map(load_tls_config).transpose()?;
     let listener = listen(config.listen).map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let blob = bind_other_service("Blob", "--blobHost/--blobPort", config.blob).await?;

@@ -276,3 +276,29 @@ fn a_closed_stdout_does_not_stop_the_server() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Azurite's single-service commands `azurite-blob` and `azurite-queue` (testcontainers-go
+/// starts them when only Blob or only Queue is enabled): refused with exit 1 and a
+/// message that says how to ask for the Table service, under either name form, whatever
+/// the flags; nothing listens.
+#[test]
+fn azurite_blob_and_azurite_queue_say_the_table_service_is_served_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (command, service) in [("azurite-blob", "Blob"), ("azurite-queue", "Queue")] {
+        let link = dir.path().join(command);
+        std::os::unix::fs::symlink(BIN, &link).expect("symlink");
+        let flags = ["--blobHost", "0.0.0.0", "--queuePort", "10001", "--notAzuriteFlag", "-v"];
+        let as_link = Command::new(&link).args(flags).output().expect("run");
+        let as_subcommand = Command::new(BIN).arg(command).args(flags).output().expect("run");
+        for out in [as_link, as_subcommand] {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{command}: {stderr}");
+            assert!(out.stdout.is_empty(), "{command}: nothing on stdout");
+            assert!(stderr.contains(&format!("`{command}`")), "{stderr}");
+            assert!(stderr.contains(&format!("Azurite's {service} service alone")), "{stderr}");
+            assert!(stderr.contains("serves the Table service only"), "{stderr}");
+            assert!(stderr.contains("azurite.WithEnabledServices(azurite.TableService)"), "{stderr}");
+            assert!(!stderr.contains("successfully listening"), "{stderr}");
+        }
+    }
+}

@@ -23,6 +23,7 @@ mod insight;
 mod oauth;
 mod persistence;
 mod recovery;
+mod run_as;
 mod surprises;
 mod tables;
 mod throttle;

@@ -1,6 +1,8 @@
 //! What the binary was asked to do, before the flags are parsed: serve (as `aztable`,
 //! or under Azurite's command names `azurite` and `azurite-table`, so images and scripts
-//! written for Azurite run it unchanged), or probe a running server (`healthcheck`).
+//! written for Azurite run it unchanged), probe a running server (`healthcheck`), or
+//! refuse Azurite's single-service commands `azurite-blob` and `azurite-queue` with a
+//! message that says how to ask for the Table service instead.
 //!
 //! The name comes from the program's file name (a link named `azurite` to the binary),
 //! or from the first argument (`aztable azurite --blobHost 0.0.0.0 ...`: what a container
@@ -39,6 +41,62 @@ impl Personality {
     }
 }
 
+/// Azurite's single-service commands for the services this server does not emulate:
+/// testcontainers-go's Azurite module starts the entrypoint `azurite-blob` or
+/// `azurite-queue` when only that service is enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherService {
+    /// `azurite-blob`.
+    Blob,
+    /// `azurite-queue`.
+    Queue,
+}
+
+impl OtherService {
+    /// The service a program named `azurite-blob` or `azurite-queue` asks for.
+    pub fn of_program(argv0: Option<&OsStr>) -> Option<OtherService> {
+        let name = std::path::Path::new(argv0?).file_name()?.to_string_lossy().into_owned();
+        match name.trim_end_matches(".exe") {
+            "azurite-blob" => Some(OtherService::Blob),
+            "azurite-queue" => Some(OtherService::Queue),
+            _ => None,
+        }
+    }
+
+    /// Azurite's command name for the service.
+    pub fn command(self) -> &'static str {
+        match self {
+            OtherService::Blob => "azurite-blob",
+            OtherService::Queue => "azurite-queue",
+        }
+    }
+
+    /// Why the command does not start, and how to ask for the Table service.
+    pub fn refusal(self) -> String {
+        let service = match self {
+            OtherService::Blob => "Blob",
+            OtherService::Queue => "Queue",
+        };
+        format!(
+            "aztable: `{command}` asks for Azurite's {service} service alone, and this image (aztable) \
+             serves the Table service only. Ask for the Table service: with testcontainers-go, \
+             azurite.Run(ctx, image, azurite.WithEnabledServices(azurite.TableService)); \
+             otherwise run `azurite-table` (the Table port, 10002) or `azurite` (the Table port, \
+             and Blob and Queue ports that answer 501 NotImplemented).",
+            command = self.command()
+        )
+    }
+}
+
+/// The arguments given to a refused command: taken as they come, so that the refusal,
+/// not a parse error, is what is printed.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RefusedArgs {
+    /// Anything.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<std::ffi::OsString>,
+}
+
 /// The server's subcommands: Azurite's command names (`aztable azurite ...`: what a
 /// container runs when its command is Azurite's and its entrypoint is `aztable`), and
 /// `healthcheck`. The binary adds `export` and `import` beside them.
@@ -56,6 +114,12 @@ pub enum ServeCommand {
     Aztable(Args),
     /// Exit 0 if a server answers on the port, 1 if not (a container's HEALTHCHECK).
     Healthcheck(HealthcheckArgs),
+    /// Azurite's Blob service alone: not served (exits 1 saying so).
+    #[command(name = "azurite-blob", hide = true, disable_help_flag = true)]
+    AzuriteBlob(RefusedArgs),
+    /// Azurite's Queue service alone: not served (exits 1 saying so).
+    #[command(name = "azurite-queue", hide = true, disable_help_flag = true)]
+    AzuriteQueue(RefusedArgs),
 }
 
 /// What the command line asks for, once parsed.
@@ -65,6 +129,8 @@ pub enum Invocation {
     Serve(Personality, Box<Args>),
     /// `aztable healthcheck [--host IP] [--port N]`.
     Healthcheck(HealthcheckArgs),
+    /// `azurite-blob` or `azurite-queue`: refused.
+    Refuse(OtherService),
 }
 
 impl ServeCommand {
@@ -79,6 +145,8 @@ impl ServeCommand {
             }
             Some(ServeCommand::Aztable(args)) => Invocation::Serve(Personality::Aztable, Box::new(args)),
             Some(ServeCommand::Healthcheck(args)) => Invocation::Healthcheck(args),
+            Some(ServeCommand::AzuriteBlob(_)) => Invocation::Refuse(OtherService::Blob),
+            Some(ServeCommand::AzuriteQueue(_)) => Invocation::Refuse(OtherService::Queue),
         }
     }
 }
@@ -190,6 +258,33 @@ mod tests {
         // a subcommand comes first: flags before it are refused, not mixed in
         assert!(invocation(&["aztable", "-s", "azurite"]).is_err());
         assert!(invocation(&["aztable", "-s", "healthcheck"]).is_err());
+    }
+
+    #[test]
+    fn single_service_commands_for_blob_and_queue_are_refused() {
+        for (argv, service) in [
+            (
+                &["aztable", "azurite-blob", "--blobHost", "0.0.0.0", "--blobPort", "10000"][..],
+                OtherService::Blob,
+            ),
+            (&["aztable", "azurite-queue", "--queueHost", "0.0.0.0", "--help", "-x"], OtherService::Queue),
+            (&["aztable", "azurite-blob"], OtherService::Blob),
+        ] {
+            match invocation(argv) {
+                Ok(Invocation::Refuse(s)) => assert_eq!(s, service, "{argv:?}"),
+                other => panic!("{argv:?}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            OtherService::of_program(Some(OsStr::new("/usr/local/bin/azurite-blob"))),
+            Some(OtherService::Blob)
+        );
+        assert_eq!(OtherService::of_program(Some(OsStr::new("azurite-queue"))), Some(OtherService::Queue));
+        assert_eq!(OtherService::of_program(Some(OsStr::new("azurite"))), None);
+        assert_eq!(OtherService::of_program(None), None);
+        let message = OtherService::Queue.refusal();
+        assert!(message.contains("`azurite-queue`") && message.contains("Queue service"), "{message}");
+        assert!(message.contains("WithEnabledServices(azurite.TableService)"), "{message}");
     }
 
     #[test]

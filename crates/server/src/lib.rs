@@ -5,6 +5,7 @@
 //! - [`config`]: command line and environment → [`config::Config`].
 //! - [`cli`]: the name the binary was started under (`azurite`, `azurite-table`), the
 //!   `healthcheck` command, Azurite's environment variables.
+//! - [`run_as`]: `AZTABLE_RUN_AS`, giving up root after reading root-only files.
 //! - [`fault`]: opt-in fault injection for testing retries (deterministic per seed).
 //! - [`harness`]: the partition advisor as a test gate, and the seeded start.
 //! - [`surprise`]: production's surprises on demand (short pages, delete delay, skew).
@@ -14,4 +15,5 @@ pub mod config;
 pub mod fault;
 pub mod harness;
 pub mod http;
+pub mod run_as;
 pub mod surprise;

@@ -136,13 +136,14 @@ impl Rows<'_> {
             return Err(undecodable_key());
         }
         let mut heap = None;
-        let mut slots = [None; MAX_PROJECTED];
-        let mut projected = codec::decode_projection(head, None, &needs.properties, &mut slots);
+        let mut all_slots = [None; MAX_PROJECTED];
+        let slots = &mut all_slots[..needs.properties.len()];
+        let mut projected = codec::decode_projection(head, None, &needs.properties, slots);
         if let Ok(None) = projected {
             // the filter reads a long value, which lives in the heap
             heap = self.parts.store.get(&keys::heap_key(k))?;
             projected = match &heap {
-                Some(h) => codec::decode_projection(head, Some(h), &needs.properties, &mut slots),
+                Some(h) => codec::decode_projection(head, Some(h), &needs.properties, slots),
                 None => Err(StoreError::Torn),
             };
         }
@@ -154,7 +155,7 @@ impl Rows<'_> {
                     row_key: &self.rk,
                     timestamp,
                     names: &needs.properties,
-                    slots: &slots,
+                    slots,
                 };
                 Some(keep(&row))
             }
@@ -324,5 +325,9 @@ impl Row for Projection<'_> {
     fn property(&self, name: &str) -> Option<EdmRef<'_>> {
         let i = self.names.iter().position(|n| n == name)?;
         self.slots.get(i).copied().flatten()
+    }
+    fn property_at(&self, index: usize, name: &str) -> Option<EdmRef<'_>> {
+        debug_assert_eq!(self.names.get(index).map(String::as_str), Some(name));
+        self.slots.get(index).copied().flatten()
     }
 }

@@ -247,7 +247,9 @@ fn query_page(
     });
     let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
     // the filter reads only these properties: rows it rejects are never fully decoded
-    let needs = q.filter.as_ref().map(|f| Needs { properties: f.property_names(), keys: f.reads_keys() });
+    let compiled = q.filter.as_ref().map(filter::Compiled::new);
+    let needs =
+        compiled.as_ref().map(|f| Needs { properties: f.names().to_vec(), keys: f.reads_keys() });
     let started = std::time::Instant::now();
     let mut page = EntityPage::default();
     let mut examined = 0usize;
@@ -264,7 +266,7 @@ fn query_page(
         let mut seen = 0usize;
         let keep = |row: &dyn Row| {
             seen += 1;
-            q.filter.as_ref().is_none_or(|f| filter::eval_row(f, row))
+            compiled.as_ref().is_none_or(|f| f.eval(row))
         };
         let part = parts.scan_entities(&scan, keep)?;
         scanned = true;

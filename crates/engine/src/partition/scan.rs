@@ -101,7 +101,11 @@ impl Partitions {
             }
             examined += 1;
             let kept = match needs {
-                Some(needs) => rows.keep_projected(k, v, needs, &mut keep)?,
+                // (slots for the names: most filters name one or two properties)
+                Some(needs) if needs.properties.len() <= 2 => {
+                    rows.keep_projected::<2>(k, v, needs, &mut keep)?
+                }
+                Some(needs) => rows.keep_projected::<MAX_PROJECTED>(k, v, needs, &mut keep)?,
                 None => rows.keep_whole(k, v, &mut keep)?,
             };
             page.entities.extend(kept);
@@ -125,7 +129,8 @@ struct Rows<'a> {
 impl Rows<'_> {
     /// A row for a filter that reads only `needs`: the filter sees a projection of the
     /// head (and of the heap, when it reads a long value); only a kept row is decoded.
-    fn keep_projected(
+    /// `N` is at least the number of names.
+    fn keep_projected<const N: usize>(
         &mut self,
         k: &[u8],
         head: &[u8],
@@ -136,8 +141,10 @@ impl Rows<'_> {
             return Err(undecodable_key());
         }
         let mut heap = None;
-        let mut all_slots = [None; MAX_PROJECTED];
-        let slots = &mut all_slots[..needs.properties.len()];
+        let mut all_slots = [None; N];
+        let Some(slots) = all_slots.get_mut(..needs.properties.len()) else {
+            return self.keep_whole(k, head, keep);
+        };
         let mut projected = codec::decode_projection(head, None, &needs.properties, slots);
         if let Ok(None) = projected {
             // the filter reads a long value, which lives in the heap
@@ -326,8 +333,7 @@ impl Row for Projection<'_> {
         let i = self.names.iter().position(|n| n == name)?;
         self.slots.get(i).copied().flatten()
     }
-    fn property_at(&self, index: usize, name: &str) -> Option<EdmRef<'_>> {
-        debug_assert_eq!(self.names.get(index).map(String::as_str), Some(name));
+    fn property_at(&self, index: usize, _name: &str) -> Option<EdmRef<'_>> {
         self.slots.get(index).copied().flatten()
     }
 }

@@ -27,7 +27,18 @@ enum Operand {
 
 #[derive(Debug, Clone)]
 enum Node {
-    Compare { at: Operand, op: CmpOp, value: EdmValue },
+    Compare {
+        at: Operand,
+        op: CmpOp,
+        value: EdmValue,
+    },
+    /// `eq` (`ne` when `negated`) with a string: equal strings are equal bytes, so no
+    /// UTF-16 ordering is needed.
+    StrEq {
+        at: Operand,
+        negated: bool,
+        value: String,
+    },
     Property(Operand),
     Bool(bool),
     Not(Box<Node>),
@@ -68,6 +79,9 @@ fn node(expr: &Expr, names: &[String]) -> Node {
         _ => Operand::Custom(names.iter().position(|n| n == property).unwrap_or(usize::MAX)),
     };
     match expr {
+        Expr::Compare { property, op: op @ (CmpOp::Eq | CmpOp::Ne), value: EdmValue::String(s) } => {
+            Node::StrEq { at: operand(property), negated: *op == CmpOp::Ne, value: s.clone() }
+        }
         Expr::Compare { property, op, value } => {
             Node::Compare { at: operand(property), op: *op, value: value.clone() }
         }
@@ -94,6 +108,14 @@ fn eval_node(node: &Node, row: &dyn Row, names: &[String]) -> bool {
         Node::Compare { at, op, value } => match read(*at, row, names) {
             None => false,
             Some(v) => apply(*op, compare(v, value)),
+        },
+        Node::StrEq { at, negated, value } => match read(*at, row, names) {
+            None => false,
+            Some(Value::Str(s) | Value::Edm(EdmRef::String(s))) => {
+                (s.as_bytes() == value.as_bytes()) != *negated
+            }
+            // another type: a mismatch, which only `ne` accepts
+            Some(_) => *negated,
         },
         Node::Property(at) => matches!(read(*at, row, names), Some(Value::Edm(EdmRef::Boolean(true)))),
         Node::Bool(b) => *b,

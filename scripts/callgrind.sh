@@ -68,20 +68,20 @@ measure() {
   esac
   pid=$!
   pids+=("$pid")
-  wait_port "$PORT" || return 1
+  stop() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$data"; }
+  wait_port "$PORT" || { stop; return 1; }
   bench=("$BIN/aztable-bench" --endpoint "http://127.0.0.1:$PORT/devstoreaccount1" --scenario "$scenario"
     --table "cg${name//-/}" --duration 1h --connections "$CONNECTIONS" --json)
   [ "$preload" -gt 0 ] && bench+=(--preload "$preload")
-  # create, load and warm up, uncounted
-  "${bench[@]}" --requests "${WARMUP:-$(( n < 100 ? 1 : 100 ))}" >"$OUT/$label.$name.warmup.json" 2>&1 ||
-    { echo "$label $name: warm-up failed: $(tail -3 "$OUT/$label.$name.warmup.json")" >&2; return 1; }
-  callgrind_control -i on "$pid" >/dev/null
+  # create, load and warm up, uncounted (errors are judged in the measured run)
+  "${bench[@]}" --requests "${WARMUP:-$(( n < 100 ? 1 : 100 ))}" >"$OUT/$label.$name.warmup.json" 2>&1
+  grep -q '"kind":"run"' "$OUT/$label.$name.warmup.json" ||
+    { echo "$label $name: warm-up failed: $(tail -3 "$OUT/$label.$name.warmup.json")" >&2; stop; return 1; }
+  callgrind_control -i on "$pid" >/dev/null 2>&1
   "${bench[@]}" --requests "$n" >"$OUT/$label.$name.json" 2>&1
-  callgrind_control --dump="$name" "$pid" >/dev/null
-  callgrind_control -i off "$pid" >/dev/null
-  kill "$pid"
-  wait "$pid" 2>/dev/null
-  rm -rf "$data"
+  callgrind_control --dump="$name" "$pid" >/dev/null 2>&1
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  stop
   local run
   run=$(grep '"kind":"run"' "$OUT/$label.$name.json" | head -1)
   # (the ceiling answers every query with one row, which range-query counts as an error)

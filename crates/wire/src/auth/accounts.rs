@@ -1,11 +1,11 @@
 //! The storage accounts the emulator serves: the well-known development account and any
 //! accounts configured through `AZURITE_ACCOUNTS` (`name1:key1[:key2];name2:key1`).
 
+use super::sign::AccountKey;
 use base64::alphabet;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
 use base64::Engine as _;
-use super::sign::AccountKey;
 use std::collections::BTreeMap;
 
 /// The well-known development account name (Azurite / legacy Storage Emulator).

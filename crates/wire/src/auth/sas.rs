@@ -154,11 +154,8 @@ pub fn verify_sas(
         table_strings(token, &ctx.account.name)?
     };
     let provided = STANDARD.decode(token.sig.as_bytes()).unwrap_or_default();
-    let signed = ctx
-        .account
-        .keys
-        .iter()
-        .any(|key| candidates.iter().any(|sts| key.signature_matches(sts, &provided)));
+    let signed =
+        ctx.account.keys.iter().any(|key| candidates.iter().any(|sts| key.signature_matches(sts, &provided)));
     if !signed {
         let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
         let primary = candidates.first().map(String::as_str).unwrap_or_default();

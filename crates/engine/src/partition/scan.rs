@@ -35,12 +35,16 @@ pub struct Scan<'a> {
 }
 
 /// What a scan's `keep` predicate reads of a row, besides its Timestamp.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Needs {
     /// Custom properties by name.
     pub properties: Vec<String>,
     /// Whether it reads PartitionKey or RowKey.
     pub keys: bool,
+    /// A string some property must equal for `keep` to be true (`P eq 'value'` in a
+    /// top-level `and`): rows whose head cannot hold it are rejected unread, and `keep`
+    /// is not asked about them.
+    pub required: Option<codec::HeadNeedle>,
 }
 
 /// One page of a scan.
@@ -49,6 +53,8 @@ pub struct ScanPage {
     pub entities: Vec<Entity>,
     /// Where the next page starts (PartitionKey, RowKey), if there is more.
     pub next: Option<(String, String)>,
+    /// Rows the page examined.
+    pub examined: usize,
 }
 
 /// Properties a projection can hold; a filter names at most 15 (one per comparison).
@@ -111,6 +117,7 @@ impl Partitions {
             page.entities.extend(kept);
             Ok(true)
         })?;
+        page.examined = examined;
         Ok(page)
     }
 }
@@ -137,6 +144,9 @@ impl Rows<'_> {
         needs: &Needs,
         keep: &mut impl FnMut(&dyn Row) -> bool,
     ) -> Result<Option<Entity>, StoreError> {
+        if needs.required.as_ref().is_some_and(|r| !r.may_hold(head)) {
+            return Ok(None);
+        }
         if needs.keys && !keys::decode_entity_key_into(k, &mut self.pk, &mut self.rk) {
             return Err(undecodable_key());
         }

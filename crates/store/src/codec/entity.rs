@@ -450,6 +450,28 @@ pub(super) fn project_v3_head<'a>(
     (at == head.len() && (heap_len > 0 || out_len == 0)).then_some(timestamp)
 }
 
+/// A string some property must equal (a filter's `P eq 'value'`), searched for in heads:
+/// a head in which its bytes occur nowhere cannot belong to a matching entity, since
+/// every version keeps a value this short in the head. Lets a scan reject most rows
+/// without walking their heads.
+#[derive(Debug, Clone)]
+pub struct HeadNeedle {
+    finder: memchr::memmem::Finder<'static>,
+}
+
+impl HeadNeedle {
+    /// `None` for a value too long to be sure to be in the head.
+    pub fn new(value: &str) -> Option<HeadNeedle> {
+        (value.len() <= MAX_INLINE)
+            .then(|| HeadNeedle { finder: memchr::memmem::Finder::new(value.as_bytes()).into_owned() })
+    }
+
+    /// Whether `head` could belong to an entity with a property equal to the value.
+    pub fn may_hold(&self, head: &[u8]) -> bool {
+        self.finder.find(head).is_some()
+    }
+}
+
 /// Byte equality inlined for short names (a `memcmp` call per stored property was 8 %
 /// of a filtered scan).
 #[inline(always)]

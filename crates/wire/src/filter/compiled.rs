@@ -64,6 +64,28 @@ impl Compiled {
         self.reads_keys
     }
 
+    /// A string no row matches the filter without: the longest `P eq 'value'` among the
+    /// filter's top-level `and`s, `P` a custom property.
+    pub fn required_string(&self) -> Option<&str> {
+        fn walk<'n>(node: &'n Node, best: &mut Option<&'n str>) {
+            match node {
+                Node::StrEq { at: Operand::Custom(_), negated: false, value }
+                    if best.is_none_or(|b| b.len() < value.len()) =>
+                {
+                    *best = Some(value);
+                }
+                Node::And(a, b) => {
+                    walk(a, best);
+                    walk(b, best);
+                }
+                _ => {}
+            }
+        }
+        let mut best = None;
+        walk(&self.root, &mut best);
+        best
+    }
+
     /// Whether `row` matches.
     pub fn eval(&self, row: &dyn Row) -> bool {
         eval_node(&self.root, row, &self.names)
@@ -122,5 +144,29 @@ fn eval_node(node: &Node, row: &dyn Row, names: &[String]) -> bool {
         Node::Not(inner) => !eval_node(inner, row, names),
         Node::And(a, b) => eval_node(a, row, names) && eval_node(b, row, names),
         Node::Or(a, b) => eval_node(a, row, names) || eval_node(b, row, names),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Compiled;
+    use crate::filter::parse;
+
+    #[test]
+    fn required_strings_come_from_top_level_ands_only() {
+        let required =
+            |f: &str| Compiled::new(&parse(f).expect("parses")).required_string().map(str::to_owned);
+        assert_eq!(required("Tag eq 'needle'").as_deref(), Some("needle"));
+        assert_eq!(required("A eq 'x' and (B gt 1 and Tag eq 'longer')").as_deref(), Some("longer"));
+        for none in [
+            "Tag ne 'needle'",
+            "Tag eq 'needle' or B eq 'x'",
+            "not (Tag eq 'needle')",
+            "PartitionKey eq 'p'",
+            "Tag eq 5",
+            "Tag gt 'needle'",
+        ] {
+            assert_eq!(required(none), None, "{none}");
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! Criterion benches of the per-request hot paths: storage key encoding, entity JSON
 //! decode/encode, a cached point read's decode and render, `$filter` parse + evaluation, `$batch` parsing of a 100-operation change
-//! set, SharedKey signature verification, the partition advisor, and a point lookup of a
-//! head and heap straight from RocksDB in a table far larger than its caches. Run with
-//! `cargo bench --bench hot_paths`.
+//! set, SharedKey signature verification, the partition advisor, a filtered scan's pass over
+//! 20,000 entities, and a point lookup of a head and heap straight from RocksDB in a table
+//! far larger than its caches. Run with `cargo bench --bench hot_paths`.
 
 use aztable_model::entity::Entity;
 use aztable_model::time::Ticks;
@@ -271,5 +271,61 @@ fn store(c: &mut Criterion) {
 #[cfg(not(feature = "rocksdb"))]
 fn store(_: &mut Criterion) {}
 
-criterion_group!(benches, keys, point_read, odata, filter, batch, auth, insight, store);
+/// Entities of the filtered-scan bench, as in the load tool's `filtered-scan`.
+#[cfg(feature = "rocksdb")]
+const SCAN_ENTITIES: u32 = 20_000;
+
+/// Query Entities' pass over 20,000 entities with `$filter=Tag eq 'needle'` (two match),
+/// following continuations (pages of 10,000 examined): the engine's whole scan path,
+/// without HTTP. Once with the heads in the memtable (as right after a load), once
+/// flushed to files.
+#[cfg(feature = "rocksdb")]
+fn scan(c: &mut Criterion) {
+    use aztable_engine::service::{NewEntity, QueryEntities, TableService};
+    use aztable_store::rocks::RocksStore;
+    use std::sync::Arc;
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let service = TableService::new(Arc::new(RocksStore::open(dir.path()).expect("opens")));
+    service.create_table(DEV_ACCOUNT, "scan").expect("creates");
+    rt.block_on(async {
+        for i in 0..SCAN_ENTITIES {
+            let (pk, rk) = (format!("p{:07}", i / 1000), format!("r{i:09}"));
+            let tag = if i % 10_000 == 0 { "needle".to_string() } else { format!("hay{}", i % 7) };
+            let body = String::from_utf8(entity_body(&pk, &rk)).expect("utf-8").replace("hay3", &tag);
+            let properties = parse_entity(body.as_bytes()).expect("parses").properties;
+            let new = NewEntity { partition_key: pk, row_key: rk, properties };
+            service.insert_entity(DEV_ACCOUNT, "scan", new).await.expect("inserts");
+        }
+    });
+    let filter = aztable_wire::filter::parse("Tag eq 'needle'").expect("parses");
+    let pass = || {
+        rt.block_on(async {
+            let (mut found, mut start) = (0, None);
+            loop {
+                let q = QueryEntities { start, top: 1000, filter: Some(filter.clone()) };
+                let page = service.query_entities(DEV_ACCOUNT, "scan", q).await.expect("queries");
+                found += page.entities.len();
+                match page.next {
+                    Some(next) => start = Some(next),
+                    None => break found,
+                }
+            }
+        })
+    };
+    assert_eq!(pass(), 2);
+    let mut g = c.benchmark_group("scan");
+    g.throughput(Throughput::Elements(u64::from(SCAN_ENTITIES)));
+    g.bench_function("filtered_20k_memtable", |b| b.iter(pass));
+    service.flush().expect("flushes");
+    assert_eq!(pass(), 2);
+    g.bench_function("filtered_20k_files", |b| b.iter(pass));
+    g.finish();
+}
+
+#[cfg(not(feature = "rocksdb"))]
+fn scan(_: &mut Criterion) {}
+
+criterion_group!(benches, keys, point_read, odata, filter, batch, auth, insight, scan, store);
 criterion_main!(benches);

@@ -11,6 +11,12 @@ pub trait Row {
     fn timestamp(&self) -> Ticks;
     /// A custom property by name (never a system property).
     fn property(&self, name: &str) -> Option<EdmRef<'_>>;
+    /// The custom property `name`, which is at `index` in the list of names the row was
+    /// read for (a scan's projection holds them by position); by name unless overridden.
+    fn property_at(&self, index: usize, name: &str) -> Option<EdmRef<'_>> {
+        let _ = index;
+        self.property(name)
+    }
 }
 
 impl Row for Entity {

@@ -16,6 +16,7 @@ mod entity;
 
 pub use entity::{
     decode_entity, decode_entity_view, decode_projection, encode_entity, heap_needed, EncodedEntity,
+    HeadNeedle,
 };
 
 use super::StoreError;
@@ -265,6 +266,9 @@ mod tests {
     use aztable_model::entity::Entity;
     use proptest::prelude::*;
 
+    /// The longest value a head keeps inline.
+    const MAX_INLINE_FOR_TESTS: usize = 64;
+
     #[test]
     fn projection_keeps_only_wanted_properties() {
         let e = Entity {
@@ -323,6 +327,10 @@ mod tests {
         let torn = decode_entity("p".into(), "r".into(), &head, newer.heap.as_deref());
         assert!(matches!(torn, Err(StoreError::Torn)), "{torn:?}");
         assert!(decode_entity("p".into(), "r".into(), &head, None).is_err());
+        // a short string is always in the head, a long one may not be
+        let needle = |v: &str| HeadNeedle::new(v).expect("short");
+        assert!(needle("e").may_hold(&head) && !needle("needle").may_hold(&head));
+        assert!(HeadNeedle::new(&"z".repeat(MAX_INLINE_FOR_TESTS + 1)).is_none());
         // no long value, no heap
         let small = Entity { properties: e.properties[1..].to_vec(), ..e };
         let enc = encode_entity(&small);

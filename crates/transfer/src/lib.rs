@@ -153,7 +153,7 @@ impl Target {
                 accounts.add_from_env(&extra).map_err(|e| format!("AZURITE_ACCOUNTS: {e}"))?;
             }
         }
-        let found = accounts.get(account).and_then(|a| a.keys.first().cloned());
+        let found = accounts.get(account).and_then(|a| a.keys.first()).map(|k| k.bytes().to_vec());
         found.ok_or_else(|| format!("no key for account '{account}': give --key"))
     }
 

@@ -35,12 +35,16 @@ pub struct Scan<'a> {
 }
 
 /// What a scan's `keep` predicate reads of a row, besides its Timestamp.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Needs {
     /// Custom properties by name.
     pub properties: Vec<String>,
     /// Whether it reads PartitionKey or RowKey.
     pub keys: bool,
+    /// A string some property must equal for `keep` to be true (`P eq 'value'` in a
+    /// top-level `and`): rows whose head cannot hold it are rejected unread, and `keep`
+    /// is not asked about them.
+    pub required: Option<codec::HeadNeedle>,
 }
 
 /// One page of a scan.
@@ -49,6 +53,8 @@ pub struct ScanPage {
     pub entities: Vec<Entity>,
     /// Where the next page starts (PartitionKey, RowKey), if there is more.
     pub next: Option<(String, String)>,
+    /// Rows the page examined.
+    pub examined: usize,
 }
 
 /// Properties a projection can hold; a filter names at most 15 (one per comparison).
@@ -101,12 +107,17 @@ impl Partitions {
             }
             examined += 1;
             let kept = match needs {
-                Some(needs) => rows.keep_projected(k, v, needs, &mut keep)?,
+                // (slots for the names: most filters name one or two properties)
+                Some(needs) if needs.properties.len() <= 2 => {
+                    rows.keep_projected::<2>(k, v, needs, &mut keep)?
+                }
+                Some(needs) => rows.keep_projected::<MAX_PROJECTED>(k, v, needs, &mut keep)?,
                 None => rows.keep_whole(k, v, &mut keep)?,
             };
             page.entities.extend(kept);
             Ok(true)
         })?;
+        page.examined = examined;
         Ok(page)
     }
 }
@@ -125,24 +136,31 @@ struct Rows<'a> {
 impl Rows<'_> {
     /// A row for a filter that reads only `needs`: the filter sees a projection of the
     /// head (and of the heap, when it reads a long value); only a kept row is decoded.
-    fn keep_projected(
+    /// `N` is at least the number of names.
+    fn keep_projected<const N: usize>(
         &mut self,
         k: &[u8],
         head: &[u8],
         needs: &Needs,
         keep: &mut impl FnMut(&dyn Row) -> bool,
     ) -> Result<Option<Entity>, StoreError> {
+        if needs.required.as_ref().is_some_and(|r| !r.may_hold(head)) {
+            return Ok(None);
+        }
         if needs.keys && !keys::decode_entity_key_into(k, &mut self.pk, &mut self.rk) {
             return Err(undecodable_key());
         }
         let mut heap = None;
-        let mut slots = [None; MAX_PROJECTED];
-        let mut projected = codec::decode_projection(head, None, &needs.properties, &mut slots);
+        let mut all_slots = [None; N];
+        let Some(slots) = all_slots.get_mut(..needs.properties.len()) else {
+            return self.keep_whole(k, head, keep);
+        };
+        let mut projected = codec::decode_projection(head, None, &needs.properties, slots);
         if let Ok(None) = projected {
             // the filter reads a long value, which lives in the heap
             heap = self.parts.store.get(&keys::heap_key(k))?;
             projected = match &heap {
-                Some(h) => codec::decode_projection(head, Some(h), &needs.properties, &mut slots),
+                Some(h) => codec::decode_projection(head, Some(h), &needs.properties, slots),
                 None => Err(StoreError::Torn),
             };
         }
@@ -154,7 +172,7 @@ impl Rows<'_> {
                     row_key: &self.rk,
                     timestamp,
                     names: &needs.properties,
-                    slots: &slots,
+                    slots,
                 };
                 Some(keep(&row))
             }
@@ -324,5 +342,8 @@ impl Row for Projection<'_> {
     fn property(&self, name: &str) -> Option<EdmRef<'_>> {
         let i = self.names.iter().position(|n| n == name)?;
         self.slots.get(i).copied().flatten()
+    }
+    fn property_at(&self, index: usize, _name: &str) -> Option<EdmRef<'_>> {
+        self.slots.get(index).copied().flatten()
     }
 }

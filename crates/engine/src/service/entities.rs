@@ -247,7 +247,12 @@ fn query_page(
     });
     let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
     // the filter reads only these properties: rows it rejects are never fully decoded
-    let needs = q.filter.as_ref().map(|f| Needs { properties: f.property_names(), keys: f.reads_keys() });
+    let compiled = q.filter.as_ref().map(filter::Compiled::new);
+    let needs = compiled.as_ref().map(|f| Needs {
+        properties: f.names().to_vec(),
+        keys: f.reads_keys(),
+        required: f.required_string().and_then(aztable_store::codec::HeadNeedle::new),
+    });
     let started = std::time::Instant::now();
     let mut page = EntityPage::default();
     let mut examined = 0usize;
@@ -261,14 +266,10 @@ fn query_page(
             if started.elapsed() >= SCAN_TIME_BUDGET { 0 } else { max_examined.saturating_sub(examined) };
         let scan =
             Scan { account, table, range, resume: start, limit, max_examined: budget, needs: needs.as_ref() };
-        let mut seen = 0usize;
-        let keep = |row: &dyn Row| {
-            seen += 1;
-            q.filter.as_ref().is_none_or(|f| filter::eval_row(f, row))
-        };
+        let keep = |row: &dyn Row| compiled.as_ref().is_none_or(|f| f.eval(row));
         let part = parts.scan_entities(&scan, keep)?;
         scanned = true;
-        examined += seen;
+        examined += part.examined;
         page.entities.extend(part.entities);
         if part.next.is_some() {
             page.next = part.next;

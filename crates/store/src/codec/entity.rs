@@ -355,11 +355,28 @@ pub(super) fn project_v3_head<'a>(
     wanted: &[String],
     slots: &mut [Option<EdmRef<'a>>],
 ) -> Option<Ticks> {
-    fn var(b: &mut &[u8]) -> Option<usize> {
+    /// The varint at `*at`, moving past it; one- and two-byte values (every count and
+    /// length below 16 KiB) inline.
+    #[inline(always)]
+    fn var(head: &[u8], at: &mut usize) -> Option<usize> {
+        let x = usize::from(*head.get(*at)?);
+        if x < 0x80 {
+            *at += 1;
+            return Some(x);
+        }
+        let y = usize::from(*head.get(*at + 1)?);
+        if y < 0x80 {
+            *at += 2;
+            return Some((x & 0x7F) | (y << 7));
+        }
+        var_long(head, at)
+    }
+    #[cold]
+    fn var_long(head: &[u8], at: &mut usize) -> Option<usize> {
         let mut v = 0usize;
         for shift in [0, 7, 14, 21, 28] {
-            let (&x, rest) = b.split_first()?;
-            *b = rest;
+            let x = *head.get(*at)?;
+            *at += 1;
             v |= usize::from(x & 0x7F) << shift;
             if x < 0x80 {
                 return Some(v);
@@ -367,48 +384,50 @@ pub(super) fn project_v3_head<'a>(
         }
         None
     }
-    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = (b.get(..n)?, b.get(n..)?);
-        *b = rest;
-        Some(head)
-    }
-    let (&version, mut b) = head.split_first()?;
+    let (&version, rest) = head.split_first()?;
     if version != ENTITY_V3 {
         return None;
     }
-    let timestamp = Ticks(i64::from_be_bytes(take(&mut b, 8)?.try_into().ok()?));
-    let count = var(&mut b)?;
-    let heap_len = var(&mut b)?;
-    let mut out_len = 0;
-    for slot in slots.iter_mut() {
-        *slot = None;
-    }
+    let timestamp = Ticks(i64::from_be_bytes(*rest.first_chunk::<8>()?));
+    let mut at = 9;
+    let count = var(head, &mut at)?;
+    let heap_len = var(head, &mut at)?;
+    let mut out_len = 0usize;
+    slots.fill(None);
+    // the lengths of the wanted names (mod 64), so most names are passed over unread
+    let lengths = wanted.iter().fold(0u64, |m, w| m | (1 << (w.len() % 64)));
     for _ in 0..count {
-        let name_len = var(&mut b)?;
-        let name = take(&mut b, name_len)?;
-        let (&tag, rest) = b.split_first()?;
-        b = rest;
-        let want = wanted.iter().position(|w| same_name(w.as_bytes(), name));
-        let fixed = |n: usize, b: &mut &'a [u8]| take(b, n);
-        let value = match tag {
-            TAG_STRING | TAG_BINARY => {
-                let n = var(&mut b)?;
-                take(&mut b, n)?
-            }
+        let name_len = var(head, &mut at)?;
+        let name_at = at;
+        at = at.checked_add(name_len)?;
+        let tag = *head.get(at)?;
+        at += 1;
+        let len = match tag {
+            super::TAG_INT32 => 4,
+            super::TAG_INT64 | super::TAG_DOUBLE | super::TAG_DATETIME => 8,
+            super::TAG_BOOLEAN => 1,
+            super::TAG_GUID => 16,
+            TAG_STRING | TAG_BINARY => var(head, &mut at)?,
             TAG_STRING_OUT | TAG_BINARY_OUT => {
-                out_len += var(&mut b)?;
-                if want.is_some() {
-                    return None;
+                out_len = out_len.checked_add(var(head, &mut at)?)?;
+                if lengths & (1 << (name_len % 64)) != 0 {
+                    let name = head.get(name_at..name_at + name_len)?;
+                    if wanted.iter().any(|w| same_name(w.as_bytes(), name)) {
+                        return None;
+                    }
                 }
                 continue;
             }
-            super::TAG_INT32 => fixed(4, &mut b)?,
-            super::TAG_INT64 | super::TAG_DOUBLE | super::TAG_DATETIME => fixed(8, &mut b)?,
-            super::TAG_BOOLEAN => fixed(1, &mut b)?,
-            super::TAG_GUID => fixed(16, &mut b)?,
             _ => return None,
         };
-        let Some(i) = want else { continue };
+        let value_at = at;
+        at = at.checked_add(len)?;
+        if lengths & (1 << (name_len % 64)) == 0 {
+            continue;
+        }
+        let name = head.get(name_at..name_at + name_len)?;
+        let Some(i) = wanted.iter().position(|w| same_name(w.as_bytes(), name)) else { continue };
+        let value = head.get(value_at..at)?;
         let v = match tag {
             TAG_STRING => EdmRef::String(std::str::from_utf8(value).ok()?),
             TAG_BINARY => EdmRef::Binary(value),
@@ -428,7 +447,29 @@ pub(super) fn project_v3_head<'a>(
         }
     }
     // (with no heap at all, the general decoder rejects any heap value that is not empty)
-    (b.is_empty() && (heap_len > 0 || out_len == 0)).then_some(timestamp)
+    (at == head.len() && (heap_len > 0 || out_len == 0)).then_some(timestamp)
+}
+
+/// A string some property must equal (a filter's `P eq 'value'`), searched for in heads:
+/// a head in which its bytes occur nowhere cannot belong to a matching entity, since
+/// every version keeps a value this short in the head. Lets a scan reject most rows
+/// without walking their heads.
+#[derive(Debug, Clone)]
+pub struct HeadNeedle {
+    finder: memchr::memmem::Finder<'static>,
+}
+
+impl HeadNeedle {
+    /// `None` for a value too long to be sure to be in the head.
+    pub fn new(value: &str) -> Option<HeadNeedle> {
+        (value.len() <= MAX_INLINE)
+            .then(|| HeadNeedle { finder: memchr::memmem::Finder::new(value.as_bytes()).into_owned() })
+    }
+
+    /// Whether `head` could belong to an entity with a property equal to the value.
+    pub fn may_hold(&self, head: &[u8]) -> bool {
+        self.finder.find(head).is_some()
+    }
 }
 
 /// Byte equality inlined for short names (a `memcmp` call per stored property was 8 %

@@ -1,6 +1,7 @@
 //! The storage accounts the emulator serves: the well-known development account and any
 //! accounts configured through `AZURITE_ACCOUNTS` (`name1:key1[:key2];name2:key1`).
 
+use super::sign::AccountKey;
 use base64::alphabet;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::engine::DecodePaddingMode;
@@ -24,7 +25,7 @@ const KEY_BASE64: GeneralPurpose = GeneralPurpose::new(
 #[derive(Debug, Clone)]
 pub struct Account {
     pub name: String,
-    pub keys: Vec<Vec<u8>>,
+    pub keys: Vec<AccountKey>,
 }
 
 /// The set of accounts, by name.
@@ -49,7 +50,7 @@ impl Accounts {
         let mut by_name = BTreeMap::new();
         // DEV_KEY is a constant known to be valid base64; an empty key list cannot happen in
         // practice, but is not a panic either.
-        let keys = KEY_BASE64.decode(DEV_KEY).map(|k| vec![k]).unwrap_or_default();
+        let keys = KEY_BASE64.decode(DEV_KEY).map(|k| vec![k.into()]).unwrap_or_default();
         by_name.insert(DEV_ACCOUNT.to_string(), Account { name: DEV_ACCOUNT.to_string(), keys });
         Accounts { by_name, only_default: true }
     }
@@ -132,7 +133,7 @@ fn parse_entry(entry: &str, index: usize) -> Result<Account, String> {
             continue;
         }
         match KEY_BASE64.decode(key) {
-            Ok(bytes) if !bytes.is_empty() => keys.push(bytes),
+            Ok(bytes) if !bytes.is_empty() => keys.push(bytes.into()),
             _ => return Err(format!("{label}: key{} is not valid base64", i + 1)),
         }
     }

@@ -18,7 +18,6 @@
 //! operation ([`SasGrant::authorize`]): table name and operation kind (`AuthorizationFailure`),
 //! `srt` (`AuthorizationResourceTypeMismatch`) and `sp` (`AuthorizationPermissionMismatch`).
 
-use super::sign::signature_matches;
 use super::Account;
 use crate::endpoint::{Endpoint, UnderTable};
 use aztable_model::error::{ApiError, ErrorCode};
@@ -155,11 +154,8 @@ pub fn verify_sas(
         table_strings(token, &ctx.account.name)?
     };
     let provided = STANDARD.decode(token.sig.as_bytes()).unwrap_or_default();
-    let signed = ctx
-        .account
-        .keys
-        .iter()
-        .any(|key| candidates.iter().any(|sts| signature_matches(key, sts, &provided)));
+    let signed =
+        ctx.account.keys.iter().any(|key| candidates.iter().any(|sts| key.signature_matches(sts, &provided)));
     if !signed {
         let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
         let primary = candidates.first().map(String::as_str).unwrap_or_default();

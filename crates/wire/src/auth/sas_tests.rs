@@ -214,7 +214,7 @@ fn version_specific_forms() {
 #[test]
 fn either_key_signs() {
     let mut account = dev();
-    account.keys.push(b"second key".to_vec());
+    account.keys.push(b"second key".to_vec().into());
     let fields = [("sv", "2019-02-02"), ("ss", "t"), ("srt", "s"), ("sp", "l"), ("se", "2024-01-02")];
     for key in &account.keys {
         let q = account_token(key, &fields);

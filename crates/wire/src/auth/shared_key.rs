@@ -20,7 +20,7 @@
 //! Like Azurite we are lenient about which canonical resource was signed; see
 //! [`authenticate`] for the exact list.
 
-use super::sign::{push_string_to_sign_head, signature_matches};
+use super::sign::push_string_to_sign_head;
 use super::{Account, AuthError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -129,7 +129,7 @@ pub fn authenticate(
     if let Some(provided) = provided {
         // Fast path: what the SDKs sign is the documented string; the lenient variants
         // below are built only when it does not match.
-        if account.keys.iter().any(|key| signature_matches(key, &primary, provided)) {
+        if account.keys.iter().any(|key| key.signature_matches(&primary, provided)) {
             return Ok(());
         }
         let prefix = &primary[..head_len];
@@ -150,7 +150,7 @@ pub fn authenticate(
         }
         for key in &account.keys {
             for sts in &candidates {
-                if signature_matches(key, sts, provided) {
+                if key.signature_matches(sts, provided) {
                     return Ok(());
                 }
             }

@@ -60,7 +60,7 @@ pub fn eval_table_name(expr: &Expr, table_name: &str) -> bool {
 
 /// A property value as the evaluator sees it, borrowed where possible.
 #[derive(Debug, Clone, Copy)]
-enum Value<'a> {
+pub(super) enum Value<'a> {
     Str(&'a str),
     Ticks(Ticks),
     Edm(EdmRef<'a>),
@@ -82,7 +82,7 @@ fn eval_with<'a>(expr: &Expr, lookup: &dyn Fn(&str) -> Option<Value<'a>>) -> boo
 
 /// The result of comparing a present property with a literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+pub(super) enum Outcome {
     /// Different Edm types.
     Mismatch,
     /// Same type but no order (a NaN is involved).
@@ -90,7 +90,7 @@ enum Outcome {
     Ordered(Ordering),
 }
 
-fn apply(op: CmpOp, outcome: Outcome) -> bool {
+pub(super) fn apply(op: CmpOp, outcome: Outcome) -> bool {
     match outcome {
         Outcome::Mismatch | Outcome::Unordered => op == CmpOp::Ne,
         Outcome::Ordered(o) => match op {
@@ -105,7 +105,7 @@ fn apply(op: CmpOp, outcome: Outcome) -> bool {
 }
 
 /// Compares a property value (left) with a literal (right).
-fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
+pub(super) fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
     use EdmRef as R;
     use EdmValue as V;
     let ord = |o: Ordering| Outcome::Ordered(o);

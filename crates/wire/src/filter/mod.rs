@@ -1,6 +1,6 @@
 //! The `$filter` query language of Query Entities and Query Tables: parsing
 //! ([`parse`]), evaluation ([`eval()`], [`eval_table_name`]) and scan planning
-//! ([`plan()`]). Pure: no I/O, no async, no storage.
+//! ([`plan()`]); [`Compiled`] evaluates one filter over many rows. Pure: no I/O, no async, no storage.
 //!
 //! ```text
 //! text ──lexer──► tokens ──parser──► Expr ──eval──► bool (per entity)
@@ -15,6 +15,7 @@
 //! `InvalidInput` through `From<FilterError> for ApiError`.
 
 pub mod ast;
+pub mod compiled;
 pub mod error;
 pub mod eval;
 pub mod lexer;
@@ -25,6 +26,7 @@ pub mod plan;
 mod tests;
 
 pub use ast::{CmpOp, Expr};
+pub use compiled::Compiled;
 pub use error::FilterError;
 pub use eval::{eval, eval_row, eval_table_name};
 pub use parser::{parse, MAX_COMPARISONS, MAX_DEPTH};

@@ -1,7 +1,7 @@
 //! Evaluation truth tables per Edm type, including the Azurite bugs we must not copy.
 
 use super::p;
-use crate::filter::{eval, eval_table_name};
+use crate::filter::{eval, eval_table_name, Compiled};
 use aztable_model::edm::parse_guid;
 use aztable_model::{EdmValue, Entity, Ticks};
 
@@ -20,6 +20,7 @@ fn entity(props: Vec<(&str, EdmValue)>) -> Entity {
 fn table(e: &Entity, cases: &[(&str, bool)]) {
     for (filter, want) in cases {
         assert_eq!(eval(&p(filter), e), *want, "{filter} on {:?}", e.properties);
+        assert_eq!(Compiled::new(&p(filter)).eval(e), *want, "compiled {filter} on {:?}", e.properties);
     }
 }
 

@@ -1,9 +1,10 @@
 //! Property tests: Display round-trips, the planner never drops a match (and its ranges
-//! are sorted and disjoint), and the parser never panics.
+//! are sorted and disjoint), a compiled filter evaluates as the tree does, and the parser
+//! never panics.
 
 use crate::filter::plan::{plan_ranges, MAX_RANGES};
-use crate::filter::{eval, parse, plan, CmpOp, Expr, MAX_DEPTH};
-use aztable_model::{EdmValue, Entity, Ticks};
+use crate::filter::{eval, parse, plan, CmpOp, Compiled, Expr, MAX_DEPTH};
+use aztable_model::{EdmRef, EdmValue, Entity, Row, Ticks};
 use proptest::prelude::*;
 
 const KEYWORDS: [&str; 12] =
@@ -103,8 +104,54 @@ fn filter_fragments() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(frags), 0..24).prop_map(|v| v.concat())
 }
 
+/// A row that answers custom properties only by position in `names`, as a scan's
+/// projection does: asked by name, it answers nothing.
+struct Positional<'a> {
+    entity: &'a Entity,
+    names: &'a [String],
+}
+
+impl Row for Positional<'_> {
+    fn partition_key(&self) -> &str {
+        &self.entity.partition_key
+    }
+    fn row_key(&self) -> &str {
+        &self.entity.row_key
+    }
+    fn timestamp(&self) -> Ticks {
+        self.entity.timestamp
+    }
+    fn property(&self, _: &str) -> Option<EdmRef<'_>> {
+        None
+    }
+    fn property_at(&self, index: usize, name: &str) -> Option<EdmRef<'_>> {
+        assert_eq!(self.names[index], name, "asked for the wrong position");
+        self.entity.get(name).map(EdmValue::borrowed)
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    #[test]
+    fn compiled_evaluates_as_the_tree(
+        e in expr(),
+        values in prop::collection::vec(prop::option::of(literal()), 8),
+        keys in (key(), key()),
+        ts in any::<i64>(),
+    ) {
+        // the filter's own properties, some missing, with values of any type
+        let names = e.property_names();
+        let properties = names.iter().zip(values).filter_map(|(n, v)| Some((n.clone(), v?))).collect();
+        let entity = Entity { partition_key: keys.0, row_key: keys.1, timestamp: Ticks(ts), properties };
+        let compiled = Compiled::new(&e);
+        prop_assert_eq!(compiled.names(), names.as_slice());
+        prop_assert_eq!(compiled.reads_keys(), e.reads_keys());
+        let want = eval(&e, &entity);
+        prop_assert_eq!(compiled.eval(&entity), want, "{} on {:?}", e, entity);
+        let positional = Positional { entity: &entity, names: compiled.names() };
+        prop_assert_eq!(compiled.eval(&positional), want, "{} by position on {:?}", e, entity);
+    }
 
     #[test]
     fn display_round_trips(e in expr()) {

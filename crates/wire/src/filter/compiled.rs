@@ -1,0 +1,172 @@
+//! A `$filter` prepared for evaluating many rows ([`Compiled`]): every custom property
+//! is resolved once to its position in [`Compiled::names`], so a row that holds the
+//! properties it was projected for by position (a scan's projection of stored bytes)
+//! is read without comparing names. Evaluates exactly as [`super::eval_row`].
+
+use super::ast::{CmpOp, Expr};
+use super::eval::{apply, compare, Value};
+use aztable_model::{EdmRef, EdmValue, Row};
+
+/// A `$filter` with its property names resolved.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    root: Node,
+    names: Vec<String>,
+    reads_keys: bool,
+}
+
+/// What a comparison or bare property reads.
+#[derive(Debug, Clone, Copy)]
+enum Operand {
+    PartitionKey,
+    RowKey,
+    Timestamp,
+    /// The custom property `names[i]`.
+    Custom(usize),
+}
+
+#[derive(Debug, Clone)]
+enum Node {
+    Compare {
+        at: Operand,
+        op: CmpOp,
+        value: EdmValue,
+    },
+    /// `eq` (`ne` when `negated`) with a string: equal strings are equal bytes, so no
+    /// UTF-16 ordering is needed.
+    StrEq {
+        at: Operand,
+        negated: bool,
+        value: String,
+    },
+    Property(Operand),
+    Bool(bool),
+    Not(Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+}
+
+impl Compiled {
+    pub fn new(expr: &Expr) -> Compiled {
+        let names = expr.property_names();
+        let root = node(expr, &names);
+        Compiled { root, names, reads_keys: expr.reads_keys() }
+    }
+
+    /// The custom properties the filter reads, each once ([`Expr::property_names`]):
+    /// [`Row::property_at`] is asked for them by their position here.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether the filter reads `PartitionKey` or `RowKey`.
+    pub fn reads_keys(&self) -> bool {
+        self.reads_keys
+    }
+
+    /// A string no row matches the filter without: the longest `P eq 'value'` among the
+    /// filter's top-level `and`s, `P` a custom property.
+    pub fn required_string(&self) -> Option<&str> {
+        fn walk<'n>(node: &'n Node, best: &mut Option<&'n str>) {
+            match node {
+                Node::StrEq { at: Operand::Custom(_), negated: false, value }
+                    if best.is_none_or(|b| b.len() < value.len()) =>
+                {
+                    *best = Some(value);
+                }
+                Node::And(a, b) => {
+                    walk(a, best);
+                    walk(b, best);
+                }
+                _ => {}
+            }
+        }
+        let mut best = None;
+        walk(&self.root, &mut best);
+        best
+    }
+
+    /// Whether `row` matches.
+    pub fn eval(&self, row: &dyn Row) -> bool {
+        eval_node(&self.root, row, &self.names)
+    }
+}
+
+fn node(expr: &Expr, names: &[String]) -> Node {
+    let operand = |property: &str| match property {
+        "PartitionKey" => Operand::PartitionKey,
+        "RowKey" => Operand::RowKey,
+        "Timestamp" => Operand::Timestamp,
+        // (property_names lists every custom property the expression reads)
+        _ => Operand::Custom(names.iter().position(|n| n == property).unwrap_or(usize::MAX)),
+    };
+    match expr {
+        Expr::Compare { property, op: op @ (CmpOp::Eq | CmpOp::Ne), value: EdmValue::String(s) } => {
+            Node::StrEq { at: operand(property), negated: *op == CmpOp::Ne, value: s.clone() }
+        }
+        Expr::Compare { property, op, value } => {
+            Node::Compare { at: operand(property), op: *op, value: value.clone() }
+        }
+        Expr::Property(name) => Node::Property(operand(name)),
+        Expr::Bool(b) => Node::Bool(*b),
+        Expr::Not(inner) => Node::Not(Box::new(node(inner, names))),
+        Expr::And(a, b) => Node::And(Box::new(node(a, names)), Box::new(node(b, names))),
+        Expr::Or(a, b) => Node::Or(Box::new(node(a, names)), Box::new(node(b, names))),
+    }
+}
+
+#[inline]
+fn read<'r>(at: Operand, row: &'r dyn Row, names: &[String]) -> Option<Value<'r>> {
+    match at {
+        Operand::PartitionKey => Some(Value::Str(row.partition_key())),
+        Operand::RowKey => Some(Value::Str(row.row_key())),
+        Operand::Timestamp => Some(Value::Ticks(row.timestamp())),
+        Operand::Custom(i) => row.property_at(i, names.get(i).map_or("", String::as_str)).map(Value::Edm),
+    }
+}
+
+fn eval_node(node: &Node, row: &dyn Row, names: &[String]) -> bool {
+    match node {
+        Node::Compare { at, op, value } => match read(*at, row, names) {
+            None => false,
+            Some(v) => apply(*op, compare(v, value)),
+        },
+        Node::StrEq { at, negated, value } => match read(*at, row, names) {
+            None => false,
+            Some(Value::Str(s) | Value::Edm(EdmRef::String(s))) => {
+                (s.as_bytes() == value.as_bytes()) != *negated
+            }
+            // another type: a mismatch, which only `ne` accepts
+            Some(_) => *negated,
+        },
+        Node::Property(at) => matches!(read(*at, row, names), Some(Value::Edm(EdmRef::Boolean(true)))),
+        Node::Bool(b) => *b,
+        Node::Not(inner) => !eval_node(inner, row, names),
+        Node::And(a, b) => eval_node(a, row, names) && eval_node(b, row, names),
+        Node::Or(a, b) => eval_node(a, row, names) || eval_node(b, row, names),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Compiled;
+    use crate::filter::parse;
+
+    #[test]
+    fn required_strings_come_from_top_level_ands_only() {
+        let required =
+            |f: &str| Compiled::new(&parse(f).expect("parses")).required_string().map(str::to_owned);
+        assert_eq!(required("Tag eq 'needle'").as_deref(), Some("needle"));
+        assert_eq!(required("A eq 'x' and (B gt 1 and Tag eq 'longer')").as_deref(), Some("longer"));
+        for none in [
+            "Tag ne 'needle'",
+            "Tag eq 'needle' or B eq 'x'",
+            "not (Tag eq 'needle')",
+            "PartitionKey eq 'p'",
+            "Tag eq 5",
+            "Tag gt 'needle'",
+        ] {
+            assert_eq!(required(none), None, "{none}");
+        }
+    }
+}

@@ -5,10 +5,10 @@
 //! on SIGUSR1, on `POST /_aztable/insight/report`); the clean slate between tests
 //! (`DELETE /_aztable/data`, `aztable reset`) and `--seed`.
 
-use crate::common::{Client, TestServer, ACCOUNT, KEY};
+use crate::common::{spawn_piped, Client, TestServer, ACCOUNT, KEY};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 fn enc(s: &str) -> String {
@@ -24,14 +24,8 @@ struct Gated {
 
 impl Gated {
     fn start(args: &[&str]) -> Gated {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_aztable"))
-            .args(["--tableHost", "127.0.0.1", "--tablePort", "0", "--inMemoryPersistence", "-s"])
-            .args(args)
-            .env("AZTABLE_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn aztable");
+        let all: Vec<&str> = ["--inMemoryPersistence", "-s"].iter().chain(args).copied().collect();
+        let mut child = spawn_piped(&all);
         let stdout = child.stdout.take().expect("stdout");
         let mut err = child.stderr.take().expect("stderr");
         let stderr = std::thread::spawn(move || {

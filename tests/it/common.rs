@@ -382,17 +382,23 @@ pub(crate) fn one_insert_batch(
     (format!("multipart/mixed; boundary={b}"), body)
 }
 
-/// Runs the server binary with `args` until it exits by itself (at most 20 s); returns
-/// whether it succeeded, and its stdout and stderr.
-pub(crate) fn run_to_exit(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_aztable"))
+/// Starts the server binary on a free loopback port with `args`, logging at info, its
+/// stdout and stderr piped to the test.
+pub(crate) fn spawn_piped<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_aztable"))
         .args(["--tableHost", "127.0.0.1", "--tablePort", "0"])
         .args(args)
         .env("AZTABLE_LOG", "info")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn aztable");
+        .expect("spawn aztable")
+}
+
+/// Runs the server binary with `args` until it exits by itself (at most 20 s); returns
+/// whether it succeeded, and its stdout and stderr.
+pub(crate) fn run_to_exit(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let mut child = spawn_piped(args);
     let deadline = Instant::now() + Duration::from_secs(20);
     while child.try_wait().expect("wait").is_none() {
         if Instant::now() > deadline {

@@ -22,29 +22,13 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Entity Group Transactions through submitTransaction: every action type, and failures. */
-class BatchTest {
-    private Aztable.FreshTable table;
-    private TableClient client;
-
-    @BeforeEach
-    void setUp() {
-        table = Aztable.freshTable();
-        client = table.client;
-    }
-
-    @AfterEach
-    void tearDown() {
-        table.close();
-    }
-
+class BatchTest extends FreshTableTest {
     private static TableEntity e(String rk, Object... kv) {
         TableEntity e = new TableEntity("p", rk);
         for (int i = 0; i < kv.length; i += 2) {

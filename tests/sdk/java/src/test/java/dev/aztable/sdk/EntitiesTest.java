@@ -20,8 +20,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -30,21 +28,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Insert, Get, Update and Merge (with an ETag and with `*`), the two upserts, Delete (with an
  * ETag), null properties and $select on a point query.
  */
-class EntitiesTest {
-    private Aztable.FreshTable table;
-    private TableClient client;
-
-    @BeforeEach
-    void setUp() {
-        table = Aztable.freshTable();
-        client = table.client;
-    }
-
-    @AfterEach
-    void tearDown() {
-        table.close();
-    }
-
+class EntitiesTest extends FreshTableTest {
     private static TableEntity entity(String pk, String rk, Object... kv) {
         TableEntity e = new TableEntity(pk, rk);
         for (int i = 0; i < kv.length; i += 2) {

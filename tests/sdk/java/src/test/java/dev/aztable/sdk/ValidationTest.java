@@ -11,33 +11,17 @@ import com.azure.data.tables.models.TableEntity;
 import com.azure.data.tables.models.TableEntityUpdateMode;
 import com.azure.data.tables.models.TableErrorCode;
 import com.azure.data.tables.models.TableServiceException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The service's limits on entities, answered with its codes as TableErrorCode values. */
-class ValidationTest {
+class ValidationTest extends FreshTableTest {
     /** 64 KiB as UTF-16 code units. */
     private static final int MAX_STRING_CHARS = 32 * 1024;
     private static final int MAX_BINARY_BYTES = 64 * 1024;
     private static final int MAX_CUSTOM_PROPERTIES = 252;
-
-    private Aztable.FreshTable table;
-    private TableClient client;
-
-    @BeforeEach
-    void setUp() {
-        table = Aztable.freshTable();
-        client = table.client;
-    }
-
-    @AfterEach
-    void tearDown() {
-        table.close();
-    }
 
     private long count() {
         return client.listEntities().stream().count();

@@ -178,7 +178,7 @@ pub fn is_heap_key(key: &[u8]) -> bool {
 /// Which keys `[start, end)` can hold: (keys that are not heaps, heaps). Exact for the
 /// ranges the crate uses (one table's heads, its heaps, all of it, a partition, a key
 /// kind), and for any other range never `false` where such a key could lie in it. The
-/// store keeps heaps apart from everything else (`store/rocks.rs`) and reads or deletes
+/// store keeps heaps apart from everything else (`store/rocks/`) and reads or deletes
 /// a range only where it can have keys.
 pub fn range_holds(start: &[u8], end: &[u8]) -> (bool, bool) {
     // every scan and range delete asks, so nothing here allocates

@@ -1,6 +1,6 @@
 //! STORAGE: an ordered key/value store and the byte layout of what lives in it.
 //!
-//! This crate never names a storage engine outside `rocks.rs` (behind the `rocksdb`
+//! This crate never names a storage engine outside `rocks/` (behind the `rocksdb`
 //! feature); the other crates see only the [`Store`] trait, [`WriteBatch`] and [`StoreError`].
 //! `keys` defines the key layout (order-preserving), `codec` the value encoding.
 

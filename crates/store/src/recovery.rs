@@ -4,7 +4,7 @@
 //! the acknowledged writes recovery dropped (`store::wal`); the refusals' texts and
 //! the line every start logs about what recovery found.
 //!
-//! The store (`rocks.rs`) accepts an incomplete last write (a torn tail: the process
+//! The store (`rocks/`) accepts an incomplete last write (a torn tail: the process
 //! or machine stopped in the middle of an append; that write was never acknowledged)
 //! and refuses damage before the end, where acknowledged writes follow the damage,
 //! found by `precheck.rs` before the engine reads the log. `--recoverTolerate` opens

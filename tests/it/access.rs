@@ -434,12 +434,7 @@ async fn table_sas_permissions_and_scope() {
     assert_error(&r, 403, "AuthorizationFailure", "get service properties");
 
     // Nothing happened to the tables.
-    let names: Vec<String> = c.send("GET", "/Tables", &[], None).await.json()["value"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["TableName"].as_str().unwrap().to_owned())
-        .collect();
+    let names: Vec<String> = c.send("GET", "/Tables", &[], None).await.table_names();
     assert_eq!(names, ["sasOther", "sasPerm"]);
     assert_eq!(all_keys(&c, "sasOther").await, pairs(&[("p", "r")]));
 }
@@ -1263,12 +1258,7 @@ fn account_client(port: u16, account: &str, key: &str) -> Client {
 async fn table_names(c: &Client) -> Vec<String> {
     let r = c.send("GET", "/Tables", &[], None).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["value"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["TableName"].as_str().unwrap().to_owned())
-        .collect()
+    r.table_names()
 }
 
 #[tokio::test]

@@ -439,12 +439,7 @@ async fn get_atom(c: &Client, table: &str, pk: &str, rk: &str) -> (Resp, El) {
 async fn table_names(c: &Client) -> Vec<String> {
     let r = c.send("GET", "/Tables", &[], None).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["value"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["TableName"].as_str().unwrap().to_owned())
-        .collect()
+    r.table_names()
 }
 
 /// Checks an Atom-era error: status, `application/xml`, `x-ms-error-code`, the body's

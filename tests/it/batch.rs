@@ -824,12 +824,7 @@ async fn batch_on_missing_table_is_table_not_found() {
     let p = assert_failed(&r, 0, 404, "TableNotFound");
     assert_eq!(p.status_line, "HTTP/1.1 404 Not Found");
     let r = c.send("GET", "/Tables", &[], None).await;
-    let names: Vec<String> = r.json()["value"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["TableName"].as_str().unwrap().to_owned())
-        .collect();
+    let names: Vec<String> = r.table_names();
     assert_eq!(names, vec!["present".to_owned()], "no table was created");
 }
 

@@ -207,6 +207,13 @@ impl Resp {
     pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
+    /// The `TableName`s of a Query Tables answer, in order.
+    pub(crate) fn table_names(&self) -> Vec<String> {
+        let json = self.json();
+        let tables = json["value"].as_array().unwrap_or_else(|| panic!("no table list: {}", self.body));
+        tables.iter().map(|t| t["TableName"].as_str().expect("a TableName").to_owned()).collect()
+    }
+
     pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.headers.get(name).map(|v| v.to_str().unwrap().to_owned())
     }

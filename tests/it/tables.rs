@@ -30,12 +30,7 @@ async fn create_list_get_delete_tables() {
 
     let r = c.send("GET", "/Tables", &[], None).await;
     assert_eq!(r.status, 200);
-    let names: Vec<String> = r.json()["value"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["TableName"].as_str().unwrap().to_owned())
-        .collect();
+    let names: Vec<String> = r.table_names();
     assert_eq!(names, ["MixedCase1", "second2"]);
 
     let r = c.send("GET", "/Tables('mixedcase1')", &[], None).await;

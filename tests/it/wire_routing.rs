@@ -72,12 +72,7 @@ async fn a_table_url_used_as_the_account_url_is_read_with_the_table_first() {
 
     // nothing was written or deleted, and the account's own routes are as before
     let r = c.send("GET", "/Tables", &[], None).await;
-    let names: Vec<String> = r.json()["value"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["TableName"].as_str().unwrap().to_owned())
-        .collect();
+    let names: Vec<String> = r.table_names();
     assert_eq!(names, ["urltable"]);
     let r = c.send("GET", "/urltable()", &[], None).await;
     assert_eq!(r.json()["value"].as_array().map(Vec::len), Some(0), "{}", r.body);

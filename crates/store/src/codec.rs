@@ -15,8 +15,8 @@
 mod entity;
 
 pub use entity::{
-    decode_entity, decode_entity_view, decode_projection, encode_entity, heap_needed, EncodedEntity,
-    HeadNeedle,
+    decode_entity, decode_entity_view, decode_projection, encode_entity, head_short_strings, heap_needed,
+    EncodedEntity, HeadNeedle,
 };
 
 use super::StoreError;

@@ -14,7 +14,8 @@
 //!   entities, which every entity write updates (or invalidates) before it is
 //!   acknowledged; reads without a lock follow the torn-row rule written there.
 //! - Scans (`scan.rs`) stream from the store and stop at the page size: memory is
-//!   bounded by the page, never by the table.
+//!   bounded by the page, never by the table. A filter requiring `P eq 'value'` seeks
+//!   past runs of rows that a table's value summary (`skip.rs`) rules out.
 //! - Table ACLs (`acl.rs`), service properties (`props.rs`) and the migration of older
 //!   data directories (`migrate.rs`).
 
@@ -25,6 +26,7 @@ mod migrate;
 mod props;
 mod read;
 mod scan;
+mod skip;
 mod tables;
 mod turn;
 mod txn;
@@ -79,6 +81,8 @@ pub struct Partitions {
     /// The log-sync thread of a store that syncs its writes (`--fsync`), started by
     /// the first write that needs it; `None` if it could not be started.
     log_syncer: OnceLock<Option<commit::LogSyncer>>,
+    /// Tables' value summaries, for scans (`skip.rs`).
+    summaries: Arc<skip::Summaries>,
 }
 
 /// What the entity cache may hold (RocksDB keeps a 40 MiB block cache beside it): a
@@ -88,6 +92,13 @@ const ENTITY_CACHE_BYTES: usize = 16 << 20;
 impl std::fmt::Debug for Partitions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Partitions").field("stripes", &self.stripes.len()).finish_non_exhaustive()
+    }
+}
+
+impl Drop for Partitions {
+    fn drop(&mut self) {
+        // a summary being built lets go of the store
+        self.summaries.close();
     }
 }
 
@@ -103,6 +114,7 @@ impl Partitions {
             catalog_cache: tables::CatalogCache::default(),
             entity_cache: cache::EntityCache::new(ENTITY_CACHE_BYTES),
             log_syncer: OnceLock::new(),
+            summaries: Arc::default(),
         }
     }
 
@@ -159,6 +171,8 @@ impl Partitions {
             return Ok((out, false));
         }
         let written = self.cache_updates(&batch);
+        // before the rows can be seen: a scan must not skip a run that holds one
+        self.summaries.written(table_id, &batch);
         let result = match unsynced {
             true => self.store.write_unsynced(batch),
             false => self.store.write(batch),
@@ -222,5 +236,7 @@ impl Partitions {
     }
 }
 
+#[cfg(test)]
+mod skip_tests;
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@ use super::read::decode_head;
 use super::{PartitionError, Partitions};
 use aztable_model::{EdmRef, Entity, KeyBound, KeyRange, Row, Ticks};
 use aztable_store::{codec, keys, KvPair, Store, StoreError};
+use std::sync::Arc;
 
 /// How long one page of a scan may run before it is cut with a continuation (the
 /// service's 5 seconds of execution per page).
@@ -45,6 +46,26 @@ pub struct Needs {
     /// top-level `and`): rows whose head cannot hold it are rejected unread, and `keep`
     /// is not asked about them.
     pub required: Option<codec::HeadNeedle>,
+    /// The summary hash of that (property, value) pair: with a table's value summary,
+    /// runs of rows that cannot hold it are not read at all.
+    pub pair: Option<u64>,
+}
+
+impl Needs {
+    /// What a filter reading `properties` (and the keys, when `keys`) needs, with
+    /// `required` its `P eq 'value'` pair if it has one.
+    pub fn new(properties: Vec<String>, keys: bool, required: Option<(&str, &str)>) -> Needs {
+        let required = required.and_then(|(name, value)| {
+            codec::HeadNeedle::new(value)
+                .map(|n| (n, super::skip::pair_hash(name.as_bytes(), value.as_bytes())))
+        });
+        Needs {
+            properties,
+            keys,
+            required: required.as_ref().map(|(n, _)| n.clone()),
+            pair: required.map(|(_, h)| h),
+        }
+    }
 }
 
 /// One page of a scan.
@@ -55,6 +76,9 @@ pub struct ScanPage {
     pub next: Option<(String, String)>,
     /// Rows the page examined.
     pub examined: usize,
+    /// Rows (as counted when the summary was built) of the runs the page skipped
+    /// because the table's value summary ruled them out.
+    pub skipped: u64,
 }
 
 /// Properties a projection can hold; a filter names at most 15 (one per comparison).
@@ -94,15 +118,30 @@ impl Partitions {
             pk: String::new(),
             rk: String::new(),
         };
+        // the runs of rows to read: all of them, unless a summary rules some out
+        let walk = needs.and_then(|n| n.pair).and_then(|pair| {
+            let walk = self.summaries.walk(info.id, &from, &to, pair);
+            if walk.is_none() && self.summaries.begin(info.id) {
+                super::skip::Summaries::wait_for_writers(&self.stripes);
+                self.summaries.spawn_build(Arc::downgrade(&self.store), info.id);
+            }
+            walk
+        });
+        let (ranges, skipped) = match walk {
+            Some(walk) => (walk.ranges, walk.skipped_rows),
+            None => (vec![(from, to)], 0),
+        };
         let started = std::time::Instant::now();
-        let mut page = ScanPage::default();
+        let mut page = ScanPage { skipped, ..ScanPage::default() };
         let mut examined = 0usize;
-        self.store.scan_with(&from, &to, &mut |k, v| {
+        let stopped = std::cell::Cell::new(false);
+        let mut visit = |k: &[u8], v: &[u8]| {
             let over_budget = examined == scan.max_examined
                 || (examined % 256 == 255 && started.elapsed() >= SCAN_TIME_BUDGET);
             if page.entities.len() == scan.limit || over_budget {
                 let (_, pk, rk) = decode_key(k)?;
                 page.next = Some((pk, rk));
+                stopped.set(true);
                 return Ok(false);
             }
             examined += 1;
@@ -116,7 +155,13 @@ impl Partitions {
             };
             page.entities.extend(kept);
             Ok(true)
-        })?;
+        };
+        for (start, end) in &ranges {
+            self.store.scan_with(start, end, &mut visit)?;
+            if stopped.get() {
+                break;
+            }
+        }
         page.examined = examined;
         Ok(page)
     }

@@ -149,6 +149,7 @@ impl Partitions {
         let result = self.store.write(batch);
         self.entity_cache.clear();
         result?;
+        self.summaries.forget(info.id);
         self.catalog_cache.forget(&keys::table_key(account, name));
         Ok((start, end))
     }

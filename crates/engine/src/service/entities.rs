@@ -248,14 +248,13 @@ fn query_page(
     let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
     // the filter reads only these properties: rows it rejects are never fully decoded
     let compiled = q.filter.as_ref().map(filter::Compiled::new);
-    let needs = compiled.as_ref().map(|f| Needs {
-        properties: f.names().to_vec(),
-        keys: f.reads_keys(),
-        required: f.required_string().and_then(aztable_store::codec::HeadNeedle::new),
-    });
+    let needs =
+        compiled.as_ref().map(|f| Needs::new(f.names().to_vec(), f.reads_keys(), f.required_property()));
     let started = std::time::Instant::now();
     let mut page = EntityPage::default();
     let mut examined = 0usize;
+    // rows a value summary let the scan skip: examined for the advisor, not the budget
+    let mut skipped = 0u64;
     let mut scanned = false;
     for range in &ranges {
         if start.is_some_and(|(pk, rk)| range.ends_before(pk, rk)) {
@@ -270,6 +269,7 @@ fn query_page(
         let part = parts.scan_entities(&scan, keep)?;
         scanned = true;
         examined += part.examined;
+        skipped += part.skipped;
         page.entities.extend(part.entities);
         if part.next.is_some() {
             page.next = part.next;
@@ -279,7 +279,7 @@ fn query_page(
     if !scanned {
         parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
     }
-    page.examined = examined;
+    page.examined = examined.saturating_add(usize::try_from(skipped).unwrap_or(usize::MAX));
     Ok(page)
 }
 

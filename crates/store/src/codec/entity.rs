@@ -233,6 +233,29 @@ impl<'a> Props<'a> {
     }
 }
 
+/// Calls `visit` with the name and bytes of every String property of at most 64 bytes a
+/// head holds (every version keeps those in the head, so no heap is needed): the values
+/// a filter's `P eq 'value'` can match without reading a heap. Longer Strings are
+/// skipped.
+pub fn head_short_strings(head: &[u8], mut visit: impl FnMut(&[u8], &[u8])) -> Result<(), StoreError> {
+    let mut p = Props::open(head, None)?;
+    for _ in 0..p.count {
+        let (name, tag) = p.next_header()?;
+        let value = match tag {
+            TAG_STRING => Some(p.dir.bytes()?),
+            TAG_STRING_OUT => p.heap_payload()?,
+            other => {
+                p.skip(other)?;
+                None
+            }
+        };
+        if let Some(value) = value.filter(|v| v.len() <= MAX_INLINE) {
+            visit(name, value);
+        }
+    }
+    p.finish()
+}
+
 /// The timestamp a head's heap must carry, when the head has a heap (a v3 head with
 /// long values); `None` when the head is the whole entity.
 pub fn heap_needed(head: &[u8]) -> Result<Option<Ticks>, StoreError> {

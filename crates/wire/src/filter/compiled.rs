@@ -67,12 +67,18 @@ impl Compiled {
     /// A string no row matches the filter without: the longest `P eq 'value'` among the
     /// filter's top-level `and`s, `P` a custom property.
     pub fn required_string(&self) -> Option<&str> {
-        fn walk<'n>(node: &'n Node, best: &mut Option<&'n str>) {
+        self.required_property().map(|(_, value)| value)
+    }
+
+    /// [`Compiled::required_string`] with the property `P` that must hold it: (name,
+    /// value).
+    pub fn required_property(&self) -> Option<(&str, &str)> {
+        fn walk<'n>(node: &'n Node, best: &mut Option<(usize, &'n str)>) {
             match node {
-                Node::StrEq { at: Operand::Custom(_), negated: false, value }
-                    if best.is_none_or(|b| b.len() < value.len()) =>
+                Node::StrEq { at: Operand::Custom(i), negated: false, value }
+                    if best.is_none_or(|(_, b)| b.len() < value.len()) =>
                 {
-                    *best = Some(value);
+                    *best = Some((*i, value));
                 }
                 Node::And(a, b) => {
                     walk(a, best);
@@ -83,7 +89,8 @@ impl Compiled {
         }
         let mut best = None;
         walk(&self.root, &mut best);
-        best
+        let (i, value) = best?;
+        Some((self.names.get(i)?.as_str(), value))
     }
 
     /// Whether `row` matches.
@@ -158,6 +165,15 @@ mod tests {
             |f: &str| Compiled::new(&parse(f).expect("parses")).required_string().map(str::to_owned);
         assert_eq!(required("Tag eq 'needle'").as_deref(), Some("needle"));
         assert_eq!(required("A eq 'x' and (B gt 1 and Tag eq 'longer')").as_deref(), Some("longer"));
+        let property = |f: &str| {
+            let c = Compiled::new(&parse(f).expect("parses"));
+            c.required_property().map(|(n, v)| (n.to_owned(), v.to_owned()))
+        };
+        assert_eq!(
+            property("A eq 'x' and (B gt 1 and Tag eq 'longer')"),
+            Some(("Tag".into(), "longer".into()))
+        );
+        assert_eq!(property("B gt 1 and A eq 'x'"), Some(("A".into(), "x".into())));
         for none in [
             "Tag ne 'needle'",
             "Tag eq 'needle' or B eq 'x'",

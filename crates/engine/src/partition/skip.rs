@@ -1,0 +1,460 @@
+//! Value summaries: for scans whose filter requires `P eq 'value'` (a String of at most
+//! 64 bytes), an in-memory record of which runs of a table's rows can hold the pair, so
+//! a scan seeks past the runs that cannot instead of reading every row.
+//!
+//! A table's summary cuts its head key range into *blocks* of about [`BLOCK_ROWS`]
+//! rows: block `i` covers `[start_i, start_i+1)`, the first starting at the table's
+//! first possible key and the last running to its end, so every key, stored or yet to
+//! be written, falls in exactly one block. Each block keeps a Bloom filter of the
+//! (name, value) pairs of its rows' short Strings. A filter is a superset: writes add
+//! their pairs before they land in the store, deletes and replaced values leave their
+//! bits behind, so a block whose filter lacks the pair holds no matching row.
+//!
+//! Summaries are built off the request path, in a thread, by one pass over a table's
+//! heads, the first time a scan could use one. Writes that race the pass are kept as
+//! *pending* pairs and added when it ends; writes that started before the summary
+//! existed are waited for (the builder takes and releases every partition stripe
+//! before it reads), so none is missed. A summary whose blocks have taken in many more
+//! pairs than they were sized for (an append-heavy table puts every new row in its last
+//! block) is dropped and rebuilt by the next scan that wants it. Memory is bounded:
+//! all summaries together stay under [`SUMMARY_BUDGET`] bytes; a table that would not
+//! fit is scanned row by row, as it is before its summary exists.
+
+use aztable_store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
+use foldhash::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+/// Rows per block: a block whose filter holds the pair is read whole, so smaller blocks
+/// read fewer rows around each match, at a seek and about 60 bytes per block.
+pub(super) const BLOCK_ROWS: u32 = 128;
+
+/// What every summary together may hold.
+pub(super) const SUMMARY_BUDGET: usize = 32 << 20;
+
+/// Bits per pair a block's filter is sized for (with 4 probes: about 1 % false hits).
+const BITS_PER_PAIR: usize = 12;
+
+/// Pending pairs a build keeps for writes racing it before it gives up.
+const MAX_PENDING: usize = 200_000;
+
+/// How long a table whose build failed waits before a scan may start another.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// Rows a build reads per store pass (it holds the store only that long).
+const BUILD_CHUNK: usize = 4096;
+
+const PAIR_HASH: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x243f_6a88_85a3_08d3);
+
+/// The hash a summary records for a property `name` holding the String `value`.
+pub(super) fn pair_hash(name: &[u8], value: &[u8]) -> u64 {
+    let mut h = PAIR_HASH.build_hasher();
+    h.write_usize(name.len());
+    h.write(name);
+    h.write(value);
+    h.finish()
+}
+
+/// A Bloom filter of pair hashes, 4 probes by double hashing.
+#[derive(Debug, Clone)]
+struct Bloom {
+    words: Box<[u64]>,
+    /// Bits set.
+    ones: usize,
+}
+
+impl Bloom {
+    fn sized_for(pairs: usize) -> Bloom {
+        let bits = (pairs.max(1) * BITS_PER_PAIR).next_power_of_two().max(64);
+        Bloom { words: vec![0; bits / 64].into_boxed_slice(), ones: 0 }
+    }
+
+    fn bits(&self) -> usize {
+        self.words.len() * 64
+    }
+
+    fn probes(&self, hash: u64) -> [usize; 4] {
+        let mask = self.bits() - 1;
+        let (a, b) = (hash, hash.rotate_left(32) | 1);
+        [0u64, 1, 2, 3].map(|i| (a.wrapping_add(i.wrapping_mul(b)) as usize) & mask)
+    }
+
+    fn add(&mut self, hash: u64) {
+        for bit in self.probes(hash) {
+            if let Some(w) = self.words.get_mut(bit / 64) {
+                self.ones += usize::from(*w & (1 << (bit % 64)) == 0);
+                *w |= 1 << (bit % 64);
+            }
+        }
+    }
+
+    fn may_hold(&self, hash: u64) -> bool {
+        self.probes(hash)
+            .iter()
+            .all(|&bit| self.words.get(bit / 64).is_some_and(|w| w & (1 << (bit % 64)) != 0))
+    }
+}
+
+/// One run of a table's rows.
+#[derive(Debug)]
+struct Block {
+    /// The block's first key (inclusive); it ends where the next block starts.
+    start: Vec<u8>,
+    /// Rows it held when built.
+    rows: u32,
+    bloom: Bloom,
+}
+
+impl Block {
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Block>() + self.start.capacity() + self.bloom.words.len() * 8
+    }
+
+    /// Whether the filter has taken in so many new pairs beyond its size that it
+    /// hardly rejects anything any more: half its bits set (sized as it is, a filter
+    /// starts at about a quarter) lets one pair in sixteen through.
+    fn saturated(&self) -> bool {
+        self.bloom.ones * 2 > self.bloom.bits()
+    }
+}
+
+/// A table's blocks, in key order.
+#[derive(Debug)]
+struct Summary {
+    blocks: Vec<Block>,
+    /// The table's head range end: where the last block ends.
+    end: Vec<u8>,
+    bytes: usize,
+}
+
+impl Summary {
+    /// The block covering `key`.
+    fn block_of(&mut self, key: &[u8]) -> Option<&mut Block> {
+        let i = self.blocks.partition_point(|b| b.start.as_slice() <= key);
+        self.blocks.get_mut(i.checked_sub(1)?)
+    }
+
+    /// Adds `hashes` to the block covering `key`; false once that block is saturated.
+    fn add(&mut self, key: &[u8], hashes: &[u64]) -> bool {
+        match self.block_of(key) {
+            Some(block) => {
+                hashes.iter().for_each(|&h| block.bloom.add(h));
+                !block.saturated()
+            }
+            None => true,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Entry {
+    /// A pass over the table is under way; writes meanwhile leave their pairs here.
+    Building {
+        pending: Vec<(Vec<u8>, Vec<u64>)>,
+    },
+    Ready(Summary),
+    /// The last build failed: no summary, and no new build before then.
+    Failed {
+        until: Instant,
+    },
+}
+
+/// Key ranges a scan must walk, and the rows it may skip.
+#[derive(Debug, Default)]
+pub(super) struct Walk {
+    /// Disjoint, ascending `[start, end)` ranges within the scan's range.
+    pub(super) ranges: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Rows (as counted when their blocks were built) in the blocks skipped.
+    pub(super) skipped_rows: u64,
+}
+
+/// The summaries of every table of a store.
+#[derive(Debug, Default)]
+pub(super) struct Summaries {
+    tables: Mutex<HashMap<u64, Entry>>,
+    /// Entries in `tables`: writes skip the lock while there are none.
+    entries: AtomicUsize,
+    /// Bytes of the ready summaries.
+    bytes: AtomicUsize,
+    /// A build is running (one at a time).
+    building: AtomicBool,
+    /// Cleared when the partition server closes: a running build stops.
+    closed: AtomicBool,
+}
+
+impl Summaries {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Entry>> {
+        self.tables.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn set(&self, tables: &mut HashMap<u64, Entry>, table_id: u64, entry: Option<Entry>) {
+        let old = match entry {
+            Some(e) => tables.insert(table_id, e),
+            None => tables.remove(&table_id),
+        };
+        if let Some(Entry::Ready(s)) = &old {
+            self.bytes.fetch_sub(s.bytes, Ordering::Relaxed);
+        }
+        self.entries.store(tables.len(), Ordering::SeqCst);
+    }
+
+    /// Records the pairs of the heads `batch` writes into `table_id`, before the batch
+    /// reaches the store. The caller holds the partition's stripe.
+    pub(super) fn written(&self, table_id: u64, batch: &WriteBatch) {
+        if self.entries.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut tables = self.lock();
+        let Some(entry) = tables.get_mut(&table_id) else { return };
+        if matches!(entry, Entry::Failed { .. }) {
+            return;
+        }
+        let mut keep = true;
+        for op in &batch.ops {
+            let WriteOp::Put(key, head) = op else { continue };
+            if !keys::is_entity_key(key) {
+                continue;
+            }
+            let mut hashes = Vec::new();
+            if codec::head_short_strings(head, |n, v| hashes.push(pair_hash(n, v))).is_err() {
+                // (the engine encoded it: cannot happen) no summary is better than a wrong one
+                keep = false;
+                break;
+            }
+            match entry {
+                Entry::Ready(summary) => keep &= summary.add(key, &hashes),
+                Entry::Building { pending } => {
+                    pending.push((key.clone(), hashes));
+                    keep &= pending.len() <= MAX_PENDING;
+                }
+                Entry::Failed { .. } => {}
+            }
+        }
+        if !keep {
+            let failed = Entry::Failed { until: Instant::now() + RETRY_AFTER };
+            self.set(&mut tables, table_id, Some(failed));
+        }
+    }
+
+    /// Forgets a table (it was deleted).
+    pub(super) fn forget(&self, table_id: u64) {
+        let mut tables = self.lock();
+        self.set(&mut tables, table_id, None);
+    }
+
+    /// The ranges within `[from, to)` of table `table_id` a scan for the pair `hash` must
+    /// walk; `None` without a ready summary.
+    pub(super) fn walk(&self, table_id: u64, from: &[u8], to: &[u8], hash: u64) -> Option<Walk> {
+        if self.entries.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let tables = self.lock();
+        let Some(Entry::Ready(summary)) = tables.get(&table_id) else { return None };
+        let mut walk = Walk::default();
+        let first = summary.blocks.partition_point(|b| b.start.as_slice() <= from).saturating_sub(1);
+        let mut open: Option<Vec<u8>> = None;
+        for (i, block) in summary.blocks.iter().enumerate().skip(first) {
+            let end = summary.blocks.get(i + 1).map_or(summary.end.as_slice(), |b| b.start.as_slice());
+            if block.start.as_slice() >= to {
+                break;
+            }
+            if block.bloom.may_hold(hash) {
+                open.get_or_insert_with(|| block.start.as_slice().max(from).to_vec());
+            } else {
+                walk.skipped_rows += u64::from(block.rows);
+                if let Some(start) = open.take() {
+                    walk.ranges.push((start, block.start.clone()));
+                }
+            }
+            if end >= to {
+                break;
+            }
+        }
+        if let Some(start) = open {
+            walk.ranges.push((start, to.to_vec()));
+        }
+        Some(walk)
+    }
+
+    /// Starts building the summary of table `table_id` unless it has an entry or
+    /// another build runs: true when the caller must now pass the write barrier
+    /// ([`Summaries::wait_for_writers`]) and then [`Summaries::spawn_build`].
+    pub(super) fn begin(&self, table_id: u64) -> bool {
+        if self.bytes.load(Ordering::Relaxed) >= SUMMARY_BUDGET {
+            return false;
+        }
+        let mut tables = self.lock();
+        match tables.get(&table_id) {
+            Some(Entry::Failed { until }) if *until <= Instant::now() => {}
+            Some(_) => return false,
+            None => {}
+        }
+        if self.building.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        self.set(&mut tables, table_id, Some(Entry::Building { pending: Vec::new() }));
+        true
+    }
+
+    /// The write barrier of a build: takes and releases every stripe, so a write that
+    /// began before the build's entry existed (and so did not record its pairs) has
+    /// reached the store before the build reads it.
+    pub(super) fn wait_for_writers(stripes: &[Mutex<()>]) {
+        for stripe in stripes {
+            drop(stripe.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+    }
+
+    /// Builds the summary begun by [`Summaries::begin`] in a thread of its own.
+    pub(super) fn spawn_build(self: &Arc<Self>, store: Weak<dyn Store>, table_id: u64) {
+        let me = Arc::clone(self);
+        let spawned =
+            std::thread::Builder::new().name("scan-summary".into()).spawn(move || me.build(&store, table_id));
+        if spawned.is_err() {
+            self.finish(table_id, Err(None));
+        }
+    }
+
+    /// Builds the summary begun by [`Summaries::begin`] here.
+    pub(super) fn build(&self, store: &Weak<dyn Store>, table_id: u64) {
+        let built = self.read_blocks(store, table_id);
+        self.finish(table_id, built.map_err(Some));
+    }
+
+    /// Stops running builds (the partition server closes).
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    /// One pass over the table's heads, in chunks that each hold the store briefly.
+    fn read_blocks(&self, store: &Weak<dyn Store>, table_id: u64) -> Result<Summary, StoreError> {
+        let (table_start, end) = keys::table_heads_range(table_id);
+        let mut blocks = Vec::new();
+        let mut current = Pending::new(table_start.clone());
+        let mut from = table_start;
+        loop {
+            if self.closed.load(Ordering::SeqCst) {
+                return Err(StoreError::Engine("closing".into()));
+            }
+            let Some(store) = store.upgrade() else {
+                return Err(StoreError::Engine("closed".into()));
+            };
+            let mut read = 0;
+            let mut last: Option<Vec<u8>> = None;
+            store.scan_with(&from, &end, &mut |key, head| {
+                if current.rows == BLOCK_ROWS {
+                    let next = Pending::new(key.to_vec());
+                    blocks.push(std::mem::replace(&mut current, next).seal());
+                }
+                codec::head_short_strings(head, |n, v| current.hashes.push(pair_hash(n, v)))?;
+                current.rows += 1;
+                read += 1;
+                if read == BUILD_CHUNK {
+                    last = Some(key.to_vec());
+                    return Ok(false);
+                }
+                Ok(true)
+            })?;
+            match last {
+                Some(mut key) => {
+                    key.push(0); // the smallest key after it
+                    from = key;
+                }
+                None => break,
+            }
+        }
+        blocks.push(current.seal());
+        let bytes = blocks.iter().map(Block::bytes).sum::<usize>() + end.capacity();
+        Ok(Summary { blocks, end, bytes })
+    }
+
+    /// Installs a built summary with the pairs written meanwhile, or records the
+    /// failure (`Err(None)`: the thread could not start).
+    fn finish(&self, table_id: u64, built: Result<Summary, Option<StoreError>>) {
+        let mut tables = self.lock();
+        let pending = match tables.get_mut(&table_id) {
+            Some(Entry::Building { pending }) => std::mem::take(pending),
+            // the table was deleted meanwhile, or its build failed
+            _ => {
+                self.building.store(false, Ordering::SeqCst);
+                return;
+            }
+        };
+        let entry = match built {
+            Ok(mut summary) => {
+                let fits = self.bytes.load(Ordering::Relaxed) + summary.bytes <= SUMMARY_BUDGET;
+                let mut keep = fits;
+                for (key, hashes) in &pending {
+                    keep &= summary.add(key, hashes);
+                }
+                if keep {
+                    self.bytes.fetch_add(summary.bytes, Ordering::Relaxed);
+                    Entry::Ready(summary)
+                } else {
+                    Entry::Failed { until: Instant::now() + RETRY_AFTER }
+                }
+            }
+            Err(e) => {
+                if let Some(e) = e.filter(|_| !self.closed.load(Ordering::SeqCst)) {
+                    tracing::warn!(table_id, error = %e, "could not summarize a table for scans");
+                }
+                Entry::Failed { until: Instant::now() + RETRY_AFTER }
+            }
+        };
+        self.set(&mut tables, table_id, Some(entry));
+        self.building.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether table `table_id` has a ready summary.
+    #[cfg(test)]
+    pub(super) fn is_ready(&self, table_id: u64) -> bool {
+        matches!(self.lock().get(&table_id), Some(Entry::Ready(_)))
+    }
+}
+
+/// A block being built: its start and the pairs of its rows so far.
+struct Pending {
+    start: Vec<u8>,
+    rows: u32,
+    hashes: Vec<u64>,
+}
+
+impl Pending {
+    fn new(start: Vec<u8>) -> Pending {
+        Pending { start, rows: 0, hashes: Vec::new() }
+    }
+
+    fn seal(mut self) -> Block {
+        self.hashes.sort_unstable();
+        self.hashes.dedup();
+        let mut bloom = Bloom::sized_for(self.hashes.len());
+        self.hashes.iter().for_each(|&h| bloom.add(h));
+        Block { start: self.start, rows: self.rows, bloom }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bloom_filter_holds_everything_added() {
+        let hashes: Vec<u64> = (0..1000u32).map(|i| pair_hash(b"Tag", i.to_string().as_bytes())).collect();
+        let mut bloom = Bloom::sized_for(hashes.len());
+        hashes.iter().for_each(|&h| bloom.add(h));
+        assert!(hashes.iter().all(|&h| bloom.may_hold(h)));
+        let others =
+            (1000..11_000u32).filter(|i| bloom.may_hold(pair_hash(b"Tag", i.to_string().as_bytes())));
+        // sized for about 1 % false hits
+        assert!(others.count() < 300);
+    }
+
+    #[test]
+    fn pairs_differ_by_name_and_value() {
+        assert_ne!(pair_hash(b"A", b"x"), pair_hash(b"B", b"x"));
+        assert_ne!(pair_hash(b"A", b"x"), pair_hash(b"A", b"y"));
+        assert_ne!(pair_hash(b"AB", b"C"), pair_hash(b"A", b"BC"));
+    }
+}

@@ -1,0 +1,349 @@
+//! Tests of value summaries: scans that skip runs of rows return exactly what a scan
+//! reading every row returns, whatever writes, deletes and builds came before, and
+//! whatever writes race a build.
+
+use super::skip::BLOCK_ROWS;
+use super::*;
+use aztable_model::{EdmRef, EdmValue, Entity, KeyRange, Ticks};
+use aztable_store::mem::MemStore;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+const TAGS: [&str; 4] = ["needle", "hay", "straw", "needle2"];
+
+fn entity(pk: &str, rk: &str, tag: &str, other: &str) -> Entity {
+    Entity {
+        partition_key: pk.into(),
+        row_key: rk.into(),
+        timestamp: Ticks(1),
+        properties: vec![
+            ("Other".into(), EdmValue::String(other.into())),
+            ("Tag".into(), EdmValue::String(tag.into())),
+            ("Long".into(), EdmValue::String("x".repeat(100))),
+        ],
+    }
+}
+
+fn put(p: &Partitions, e: &Entity) {
+    p.transact("a", "tbl", &e.partition_key.clone(), |txn| {
+        txn.put(e);
+        Ok::<_, PartitionError>(())
+    })
+    .unwrap();
+}
+
+fn delete(p: &Partitions, pk: &str, rk: &str) {
+    p.transact("a", "tbl", pk, |txn| {
+        txn.delete(pk, rk);
+        Ok::<_, PartitionError>(())
+    })
+    .unwrap();
+}
+
+/// Builds the table's summary here, as a scan's thread would (after a build a scan
+/// started in a thread, if one runs).
+fn summarize(p: &Partitions) {
+    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
+    for _ in 0..60_000 {
+        if p.summaries.begin(id) {
+            skip::Summaries::wait_for_writers(&p.stripes);
+            p.summaries.build(&Arc::downgrade(&p.store), id);
+            return;
+        }
+        if p.summaries.is_ready(id) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("a build never ended");
+}
+
+fn is_ready(p: &Partitions) -> bool {
+    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
+    p.summaries.is_ready(id)
+}
+
+/// Every (PartitionKey, RowKey) whose Tag is `tag`, following continuations, with the
+/// rows the pages skipped; pages hold at most `limit` and examine at most `budget`.
+fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String, String)>, u64) {
+    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)));
+    assert!(needs.pair.is_some());
+    let all = KeyRange::unbounded();
+    let mut found = Vec::new();
+    let mut skipped = 0;
+    let mut resume: Option<(String, String)> = None;
+    for _ in 0..100_000 {
+        let scan = Scan {
+            account: "a",
+            table: "tbl",
+            range: &all,
+            resume: resume.as_ref().map(|(p, r)| (p.as_str(), r.as_str())),
+            limit,
+            max_examined: budget,
+            needs: Some(&needs),
+        };
+        let page = p
+            .scan_entities(&scan, |row| matches!(row.property("Tag"), Some(EdmRef::String(s)) if s == tag))
+            .unwrap();
+        assert!(page.entities.len() <= limit);
+        assert!(page.examined <= budget);
+        skipped += page.skipped;
+        found.extend(page.entities.into_iter().map(|e| (e.partition_key, e.row_key)));
+        match page.next {
+            Some(next) => resume = Some(next),
+            None => return (found, skipped),
+        }
+    }
+    panic!("the scan did not end");
+}
+
+fn expected(model: &BTreeMap<(String, String), String>, tag: &str) -> Vec<(String, String)> {
+    model.iter().filter(|(_, t)| t.as_str() == tag).map(|(k, _)| k.clone()).collect()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put { pk: u8, rk: u16, tag: usize, other: usize },
+    Delete { pk: u8, rk: u16 },
+    Build,
+    Query { tag: usize, limit: usize, budget: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0..3u8, 0..900u16, 0..4usize, tag()).prop_map(|(pk, rk, tag, other)| Op::Put { pk, rk, tag, other }),
+        2 => (0..3u8, 0..900u16).prop_map(|(pk, rk)| Op::Delete { pk, rk }),
+        1 => Just(Op::Build),
+        2 => (0..4usize, 1..50usize, 1..400usize).prop_map(|(tag, limit, budget)| Op::Query { tag, limit, budget }),
+    ]
+}
+
+/// Mostly `hay`: runs without the other tags are common, so summaries skip.
+fn tag() -> impl Strategy<Value = usize> {
+    prop_oneof![30 => Just(1usize), 1 => 0..4usize]
+}
+
+fn keys(pk: u8, rk: u16) -> (String, String) {
+    (format!("p{pk}"), format!("r{rk:04}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Scans with summaries built at any point, and written after, find what the model
+    /// holds: no run holding a match is ever skipped.
+    #[test]
+    fn scans_with_summaries_equal_the_model(
+        preload in prop::collection::vec((0..3u8, 0..900u16, tag(), tag()), 200..700),
+        ops in prop::collection::vec(op(), 1..80),
+    ) {
+        let p = Partitions::new(Arc::new(MemStore::new()));
+        p.create_table("a", "tbl").unwrap();
+        let mut model = BTreeMap::new();
+        for (pk, rk, tag, other) in preload {
+            let (pk, rk) = keys(pk, rk);
+            put(&p, &entity(&pk, &rk, TAGS[tag], TAGS[other]));
+            model.insert((pk, rk), TAGS[tag].to_owned());
+        }
+        summarize(&p);
+        prop_assert!(is_ready(&p));
+        for op in ops {
+            match op {
+                Op::Put { pk, rk, tag, other } => {
+                    let (pk, rk) = keys(pk, rk);
+                    put(&p, &entity(&pk, &rk, TAGS[tag], TAGS[other]));
+                    model.insert((pk, rk), TAGS[tag].to_owned());
+                }
+                Op::Delete { pk, rk } => {
+                    let (pk, rk) = keys(pk, rk);
+                    delete(&p, &pk, &rk);
+                    model.remove(&(pk, rk));
+                }
+                Op::Build => {
+                    // a fresh summary of the table as it is now
+                    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
+                    p.summaries.forget(id);
+                    summarize(&p);
+                }
+                Op::Query { tag, limit, budget } => {
+                    let (found, _) = query(&p, TAGS[tag], limit, budget);
+                    prop_assert_eq!(found, expected(&model, TAGS[tag]));
+                }
+            }
+        }
+        for tag in TAGS {
+            let (found, _) = query(&p, tag, 1000, 10_000);
+            prop_assert_eq!(found, expected(&model, tag));
+        }
+    }
+}
+
+#[test]
+fn runs_without_the_pair_are_skipped_and_counted() {
+    let p = Partitions::new(Arc::new(MemStore::new()));
+    p.create_table("a", "tbl").unwrap();
+    let rows = 20 * BLOCK_ROWS as usize;
+    for i in 0..rows {
+        // the needle in one row; its name and value elsewhere under other names only
+        let tag = if i == 1000 { "needle" } else { "hay" };
+        put(&p, &entity("p", &format!("r{i:05}"), tag, "needle"));
+    }
+    let (found, skipped) = query(&p, "needle", 1000, 100_000);
+    assert_eq!(found, [("p".to_owned(), "r01000".to_owned())]);
+    assert_eq!(skipped, 0, "no summary yet");
+    summarize(&p);
+    let (found, skipped) = query(&p, "needle", 1000, 100_000);
+    assert_eq!(found, [("p".to_owned(), "r01000".to_owned())]);
+    // every block but the one holding the needle (`Other` holds the value everywhere)
+    assert_eq!(skipped, u64::from(19 * BLOCK_ROWS));
+    // a needle written into a skipped run after the build is found
+    put(&p, &entity("p", "r00005", "needle", "hay"));
+    let (found, skipped) = query(&p, "needle", 1000, 100_000);
+    assert_eq!(found.len(), 2);
+    assert_eq!(skipped, u64::from(18 * BLOCK_ROWS));
+    // and a pair nothing holds skips everything
+    let (found, skipped) = query(&p, "straw", 1000, 100_000);
+    assert!(found.is_empty());
+    assert_eq!(skipped, rows as u64);
+}
+
+#[test]
+fn a_deleted_table_forgets_its_summary_and_a_new_one_starts_empty() {
+    let p = Partitions::new(Arc::new(MemStore::new()));
+    p.create_table("a", "tbl").unwrap();
+    for i in 0..300 {
+        put(&p, &entity("p", &format!("r{i:05}"), "needle", "x"));
+    }
+    summarize(&p);
+    assert!(is_ready(&p));
+    p.delete_table("a", "tbl").unwrap();
+    p.create_table("a", "tbl").unwrap();
+    assert!(!is_ready(&p));
+    put(&p, &entity("p", "r1", "needle", "x"));
+    assert_eq!(query(&p, "needle", 1000, 100_000).0.len(), 1);
+}
+
+#[test]
+fn a_block_filled_far_beyond_its_size_drops_the_summary() {
+    let p = Partitions::new(Arc::new(MemStore::new()));
+    p.create_table("a", "tbl").unwrap();
+    for i in 0..300 {
+        put(&p, &entity("p", &format!("r{i:05}"), "hay", "x"));
+    }
+    summarize(&p);
+    assert!(is_ready(&p));
+    // an append-only table: every new row lands in the last block
+    for i in 0..2000 {
+        put(&p, &entity("q", &format!("r{i:05}"), &format!("t{i}"), "x"));
+    }
+    assert!(!is_ready(&p));
+    assert_eq!(query(&p, "t1999", 1000, 100_000).0, [("q".to_owned(), "r01999".to_owned())]);
+}
+
+/// Writers race builds: every row written before the build ended (acknowledged or
+/// not when it began) is found by scans that use the summary.
+#[test]
+fn writes_racing_a_build_are_not_missed() {
+    for round in 0..20 {
+        let p = Arc::new(Partitions::new(Arc::new(MemStore::new())));
+        p.create_table("a", "tbl").unwrap();
+        for i in 0..1500 {
+            put(&p, &entity("p", &format!("r{i:05}"), "hay", "x"));
+        }
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let p = Arc::clone(&p);
+                std::thread::spawn(move || {
+                    for i in 0..150 {
+                        let rk = format!("r{:05}", (i * 97 + w * 13 + round) % 1500);
+                        put(&p, &entity(&format!("w{w}"), &rk, "needle", "x"));
+                        put(&p, &entity("p", &rk, "needle", "x"));
+                    }
+                })
+            })
+            .collect();
+        summarize(&p);
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert!(is_ready(&p), "round {round}");
+        let (found, skipped) = query(&p, "needle", 1000, 100_000);
+        let all = query(&p, "needle", 1000, 100_000).0;
+        assert_eq!(found, all);
+        // the model: a full read without the summary
+        let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
+        p.summaries.forget(id);
+        let (unskipped, none) = query(&p, "needle", 1000, 100_000);
+        assert_eq!(none, 0);
+        assert_eq!(found, unskipped, "round {round}: skipped {skipped}");
+    }
+}
+
+/// A store whose next write, once armed, says it has begun and then waits for a permit.
+#[derive(Default)]
+struct Gated {
+    inner: MemStore,
+    armed: Mutex<Option<(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)>>,
+}
+
+impl aztable_store::Store for Gated {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, aztable_store::StoreError> {
+        self.inner.get(key)
+    }
+    fn write(&self, batch: aztable_store::WriteBatch) -> Result<(), aztable_store::StoreError> {
+        let armed = self.armed.lock().unwrap().take();
+        if let Some((begun, permit)) = armed {
+            begun.send(()).unwrap();
+            permit.recv().unwrap();
+        }
+        self.inner.write(batch)
+    }
+    fn scan<'a>(
+        &'a self,
+        start: &[u8],
+        end: &[u8],
+    ) -> Box<dyn Iterator<Item = Result<aztable_store::KvPair, aztable_store::StoreError>> + 'a> {
+        self.inner.scan(start, end)
+    }
+    fn flush(&self) -> Result<(), aztable_store::StoreError> {
+        Ok(())
+    }
+}
+
+/// A write whose transaction began before the build's summary existed, and reaches the
+/// store only while the build would read: the build waits for it (without that wait,
+/// the row is in no block's filter and scans skip it).
+#[test]
+fn a_build_waits_for_writes_that_began_before_it() {
+    let store = Arc::new(Gated::default());
+    let p = Arc::new(Partitions::new(store.clone()));
+    p.create_table("a", "tbl").unwrap();
+    for i in 0..1000 {
+        put(&p, &entity("p", &format!("r{i:05}"), "hay", "x"));
+    }
+    let (begun_tx, begun) = std::sync::mpsc::channel();
+    let (permit, permit_rx) = std::sync::mpsc::channel();
+    *store.armed.lock().unwrap() = Some((begun_tx, permit_rx));
+    let writer = {
+        let p = Arc::clone(&p);
+        std::thread::spawn(move || put(&p, &entity("p", "r00500", "needle", "x")))
+    };
+    // the writer holds its stripe and is inside the store's write, unrecorded
+    begun.recv().unwrap();
+    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
+    assert!(p.summaries.begin(id));
+    let builder = {
+        let p = Arc::clone(&p);
+        std::thread::spawn(move || {
+            skip::Summaries::wait_for_writers(&p.stripes);
+            p.summaries.build(&Arc::downgrade(&p.store), id);
+        })
+    };
+    // give a builder that does not wait the time to read without the row
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    permit.send(()).unwrap();
+    writer.join().unwrap();
+    builder.join().unwrap();
+    assert!(is_ready(&p));
+    assert_eq!(query(&p, "needle", 1000, 100_000).0, [("p".to_owned(), "r00500".to_owned())]);
+}

@@ -24,6 +24,7 @@ mod oauth;
 mod persistence;
 mod recovery;
 mod run_as;
+mod scan_summaries;
 mod surprises;
 mod tables;
 mod throttle;

@@ -281,7 +281,8 @@ const SCAN_ENTITIES: u32 = 20_000;
 /// flushed to files.
 #[cfg(feature = "rocksdb")]
 fn scan(c: &mut Criterion) {
-    use aztable_engine::service::{NewEntity, QueryEntities, TableService};
+    use aztable_engine::service::{QueryEntities, TableService};
+    use aztable_model::NewEntity;
     use aztable_store::rocks::RocksStore;
     use std::sync::Arc;
     let rt =

@@ -6,28 +6,9 @@ use super::{Caller, ServiceError, TableService};
 use crate::partition::{Needs, Partitions, Scan, Txn, SCAN_TIME_BUDGET};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
-use aztable_model::{EdmValue, Entity, EntityView, KeyRange, Row};
+use aztable_model::{Condition, Entity, EntityView, KeyRange, NewEntity, Row};
 use aztable_wire::filter::{self, Expr};
 use std::sync::Arc;
-
-/// An entity as the client sent it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewEntity {
-    pub partition_key: String,
-    pub row_key: String,
-    pub properties: Vec<(String, EdmValue)>,
-}
-
-/// The `If-Match` condition of a write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Condition {
-    /// `If-Match: *`: the entity must exist.
-    Exists,
-    /// `If-Match: <etag>`: the entity must exist with this ETag.
-    Etag(String),
-    /// No `If-Match`: the operation is an upsert (Insert Or Replace / Insert Or Merge).
-    Upsert,
-}
 
 /// Parameters of Query Entities.
 #[derive(Debug, Clone, Default)]

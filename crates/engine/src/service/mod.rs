@@ -14,9 +14,9 @@ mod restore;
 mod tables;
 pub mod throttle;
 
-pub use batch::{BatchAction, BatchFailure, BatchOutcome};
+pub use batch::{BatchFailure, BatchOutcome};
 pub use caller::Caller;
-pub use entities::{Condition, EntityPage, NewEntity, QueryEntities};
+pub use entities::{EntityPage, QueryEntities};
 pub use error::ServiceError;
 
 use crate::partition::Partitions;

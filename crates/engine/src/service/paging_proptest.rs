@@ -8,7 +8,7 @@
 //! most once and in key order; each continuation moves strictly forward.
 
 use super::*;
-use aztable_model::{EdmValue, Entity};
+use aztable_model::{Condition, EdmValue, Entity, NewEntity};
 use aztable_store::mem::MemStore;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};

@@ -10,7 +10,7 @@
 //! runs on RocksDB, whose iterators and key encoding the production path uses.
 
 use super::*;
-use aztable_model::{EdmValue, Entity, Ticks};
+use aztable_model::{Condition, EdmValue, Entity, NewEntity, Ticks};
 use aztable_model::{KeyBound, KeyRange};
 use aztable_store::mem::MemStore;
 use aztable_wire::filter::{self, CmpOp, Expr};

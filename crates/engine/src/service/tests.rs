@@ -2,7 +2,7 @@
 
 use super::*;
 use aztable_model::error::{ApiError, ErrorCode};
-use aztable_model::EdmValue;
+use aztable_model::{Condition, EdmValue, EntityWrite, NewEntity};
 use aztable_store::mem::MemStore;
 
 fn svc() -> TableService {
@@ -174,8 +174,8 @@ fn the_callers_rows_bound_every_entity_operation() {
     assert_eq!(keys, ["x"], "rows outside the range are never returned");
 
     let batch = vec![
-        BatchAction::Insert(new("p", "y", vec![])),
-        BatchAction::Delete { partition_key: "p".into(), row_key: "a".into(), cond: Condition::Exists },
+        EntityWrite::InsertEntity(new("p", "y", vec![])),
+        EntityWrite::DeleteEntity { partition_key: "p".into(), row_key: "a".into(), cond: Condition::Exists },
     ];
     let failure = s.execute_batch(caller, "tbl", batch).wait().unwrap_err();
     assert_eq!((failure.index, code(failure.error)), (1, ErrorCode::AuthorizationFailure));
@@ -189,7 +189,7 @@ fn a_page_split_between_the_worker_and_the_pool_is_one_page() {
     let s = svc();
     let batch = |from: usize| {
         (from..from + 100).map(|i| {
-            BatchAction::Insert(new("p", &format!("r{i:05}"), vec![("n", EdmValue::Int32(i as i32))]))
+            EntityWrite::InsertEntity(new("p", &format!("r{i:05}"), vec![("n", EdmValue::Int32(i as i32))]))
         })
     };
     for from in (0..1500).step_by(100) {

@@ -85,7 +85,7 @@ fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<OpResul
         grant.authorize(&op.endpoint, false)?;
     }
     let format = odata::negotiate(op.header("accept"), None, ctx.atom_allowed())?;
-    let e = state.service.get_entity(ctx.caller(), table, pk, rk)?;
+    let e = state.service.entities().get_entity(ctx.caller(), table, pk, rk)?;
     Ok(batch::entity_part(&e, table, format, &urls(ctx), wall_now()))
 }
 
@@ -111,7 +111,7 @@ async fn change_set(state: &AppState, ctx: &RequestCtx, parsed: BatchRequest) ->
     let table = change_set.table.as_str();
     let (replies, writes): (Vec<OpReply>, Vec<_>) =
         change_set.ops.into_iter().map(|op| (op.reply, op.write)).unzip();
-    let outcomes = match state.service.execute_batch(ctx.caller(), table, writes).await {
+    let outcomes = match state.service.entities().execute_batch(ctx.caller(), table, writes).await {
         Ok(o) => o,
         Err(f) if matches!(f.error, ServiceError::Throttled(_)) => return Err(f.error.into()),
         Err(f) => return Ok(fail(&replies[f.index], &ApiError::from(f.error))),

@@ -61,7 +61,7 @@ pub(super) async fn query_entities(
         _ => None,
     };
     let q = QueryEntities { start, top, filter };
-    let mut page = state.service.query_entities(ctx.caller(), table, q).await?;
+    let mut page = state.service.entities().query_entities(ctx.caller(), table, q).await?;
     if let (Some(filter), Some(advisor)) = (scan, state.service.insight()) {
         advisor.gate_scan(&ctx.account, table, &filter);
     }
@@ -95,7 +95,7 @@ pub(super) fn get_entity(
 ) -> Result<Response, ApiError> {
     let format = negotiate(req, ctx)?;
     let select = req.query.select_list();
-    let (etag, body) = state.service.get_entity_with(ctx.caller(), table, pk, rk, |e| {
+    let (etag, body) = state.service.entities().get_entity_with(ctx.caller(), table, pk, rk, |e| {
         (e.timestamp.etag(), format.entity(e, table, select.as_deref(), &urls(ctx), wall_now()))
     })?;
     let headers = [
@@ -121,7 +121,7 @@ pub(super) async fn write_entity(
     let e = match write {
         EntityWrite::InsertEntity(new) => {
             let format = negotiate(req, ctx)?;
-            let e = state.service.insert_entity(ctx.caller(), table, new).await?;
+            let e = state.service.entities().insert_entity(ctx.caller(), table, new).await?;
             let location = odata::entity_url(&ctx.base_url, table, &e.partition_key, &e.row_key);
             let headers = [
                 ("etag", e.etag().into()),
@@ -134,14 +134,18 @@ pub(super) async fn write_entity(
             }));
         }
         EntityWrite::DeleteEntity { partition_key, row_key, cond } => {
-            state.service.delete_entity(ctx.caller(), table, &partition_key, &row_key, &cond).await?;
+            state
+                .service
+                .entities()
+                .delete_entity(ctx.caller(), table, &partition_key, &row_key, &cond)
+                .await?;
             return Ok(no_content(&[]));
         }
         EntityWrite::UpdateEntity(new, cond) => {
-            state.service.update_entity(ctx.caller(), table, new, &cond).await?
+            state.service.entities().update_entity(ctx.caller(), table, new, &cond).await?
         }
         EntityWrite::MergeEntity(new, cond) => {
-            state.service.merge_entity(ctx.caller(), table, new, &cond).await?
+            state.service.entities().merge_entity(ctx.caller(), table, new, &cond).await?
         }
     };
     let headers =

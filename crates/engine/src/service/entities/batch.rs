@@ -2,9 +2,9 @@
 //! one PartitionKey, each row once), then run them in order inside one partition
 //! transaction, so the batch commits atomically or not at all.
 
-use super::entities::apply_delete;
-use super::{Caller, ServiceError, TableService};
+use super::{apply_delete, Entities};
 use crate::partition::PartitionError;
+use crate::service::{Caller, ServiceError};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::{Entity, EntityWrite};
 use foldhash::HashSet;
@@ -31,7 +31,7 @@ impl From<PartitionError> for BatchFailure {
     }
 }
 
-impl TableService {
+impl Entities {
     /// Runs a change set atomically against one table.
     pub async fn execute_batch<'a>(
         &self,
@@ -60,10 +60,11 @@ impl TableService {
             }
         }
         // a batch of N operations costs N, refused whole (top-level 503) when short
-        self.admit(caller.account, table, Some(&pk), actions.len()).map_err(|e| fail(0, e))?;
+        self.gate.admit(caller.account, table, Some(&pk), actions.len()).map_err(|e| fail(0, e))?;
         // the advisor's view of the change set: each RowKey, and whether it inserts
         let noted: Option<Vec<(String, bool)>> = self
-            .insight_on()
+            .notes
+            .on()
             .then(|| actions.iter().map(|a| (a.keys().1.to_owned(), a.may_insert())).collect());
         let out = self
             .parts
@@ -90,7 +91,7 @@ impl TableService {
             })
             .await?;
         if let Some(rows) = &noted {
-            self.note_write(caller.account, table, &pk, rows.iter().map(|(rk, ins)| (rk.as_str(), *ins)));
+            self.notes.write(caller.account, table, &pk, rows.iter().map(|(rk, ins)| (rk.as_str(), *ins)));
         }
         Ok(out)
     }

@@ -1,5 +1,5 @@
 //! Property test of Query Entities: for random entities and random `$filter`s, paging
-//! through [`TableService::query_entities`] with small random page sizes, following
+//! through [`Entities::query_entities`] with small random page sizes, following
 //! every continuation, returns exactly what a brute-force scan with a naive reference
 //! evaluator ([`model_eval`], written apart from `filter::eval`) returns, in
 //! (PartitionKey, RowKey) UTF-16 order,

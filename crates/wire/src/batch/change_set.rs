@@ -8,7 +8,7 @@
 use super::{BatchOp, BatchRequest};
 use crate::auth::SasGrant;
 use crate::endpoint::{primary_account, Endpoint};
-use crate::entity_write::{insert_prefer, read_entity_write, Head};
+use crate::entity_write::{insert_prefer, read_entity_write, Head, WriteRequest};
 use crate::odata::{self, Format, Metadata, Prefer};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::EntityWrite;
@@ -100,7 +100,7 @@ pub fn read_change_set(request: BatchRequest, caller: &BatchCaller<'_>) -> Resul
     Ok(ChangeSet { table, ops })
 }
 
-fn read_op(op: &BatchOp, caller: &BatchCaller<'_>) -> Result<crate::entity_write::WriteRequest, ApiError> {
+fn read_op(op: &BatchOp, caller: &BatchCaller<'_>) -> Result<WriteRequest, ApiError> {
     if let Some(account) = op.account() {
         if primary_account(account).0 != caller.account {
             let msg = format!("The operation addresses account '{account}', not '{}'.", caller.account);

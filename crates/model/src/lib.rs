@@ -1,6 +1,6 @@
 //! Domain types shared by every layer: entities, Edm values, names, timestamps,
 //! continuation tokens, key ranges, the row a filter reads, stored access policies, the
-//! entity writes ([`write`]) and the service's error vocabulary ([`error`]: the wire
+//! entity writes ([`mod@write`]) and the service's error vocabulary ([`error`]: the wire
 //! error registry and [`error::ApiError`]). No I/O, no HTTP, no storage engine.
 
 pub mod continuation;

@@ -281,14 +281,15 @@ const SCAN_ENTITIES: u32 = 20_000;
 /// flushed to files.
 #[cfg(feature = "rocksdb")]
 fn scan(c: &mut Criterion) {
-    use aztable_engine::service::{NewEntity, QueryEntities, TableService};
+    use aztable_engine::service::{QueryEntities, TableService};
+    use aztable_model::NewEntity;
     use aztable_store::rocks::RocksStore;
     use std::sync::Arc;
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let service = TableService::new(Arc::new(RocksStore::open(dir.path()).expect("opens")));
-    service.create_table(DEV_ACCOUNT, "scan").expect("creates");
+    service.tables().create_table(DEV_ACCOUNT, "scan").expect("creates");
     rt.block_on(async {
         for i in 0..SCAN_ENTITIES {
             let (pk, rk) = (format!("p{:07}", i / 1000), format!("r{i:09}"));
@@ -296,7 +297,7 @@ fn scan(c: &mut Criterion) {
             let body = String::from_utf8(entity_body(&pk, &rk)).expect("utf-8").replace("hay3", &tag);
             let properties = parse_entity(body.as_bytes()).expect("parses").properties;
             let new = NewEntity { partition_key: pk, row_key: rk, properties };
-            service.insert_entity(DEV_ACCOUNT, "scan", new).await.expect("inserts");
+            service.entities().insert_entity(DEV_ACCOUNT, "scan", new).await.expect("inserts");
         }
     });
     let filter = aztable_wire::filter::parse("Tag eq 'needle'").expect("parses");
@@ -305,7 +306,7 @@ fn scan(c: &mut Criterion) {
             let (mut found, mut start) = (0, None);
             loop {
                 let q = QueryEntities { start, top: 1000, filter: Some(filter.clone()) };
-                let page = service.query_entities(DEV_ACCOUNT, "scan", q).await.expect("queries");
+                let page = service.entities().query_entities(DEV_ACCOUNT, "scan", q).await.expect("queries");
                 found += page.entities.len();
                 match page.next {
                     Some(next) => start = Some(next),

@@ -263,7 +263,7 @@ fn seed_store(
     }
     if !seed.overwrite {
         for account in accounts.names() {
-            if !service.has_no_tables(&account).map_err(|e| format!("--seed: {e}"))? {
+            if !service.tables().has_no_tables(&account).map_err(|e| format!("--seed: {e}"))? {
                 return Err(format!(
                     "--seed: the store holds tables already (account {account}); give --seedOverwrite to \
                      seed it anyway (entities of the same keys are replaced)"

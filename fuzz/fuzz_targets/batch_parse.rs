@@ -1,8 +1,9 @@
 //! `$batch` parsing never panics on arbitrary bytes with an arbitrary Content-Type, and
 //! honours its limits: a body over `max_body` or a change set of more than `max_ops`
-//! operations never parses.
+//! operations never parses. Reading a parsed change set ([`read_change_set`]) never
+//! panics either: it reads every operation, or names one of them as the failure.
 #![no_main]
-use aztable_wire::batch::{parse, BatchKind, Limits};
+use aztable_wire::batch::{parse, read_change_set, BatchCaller, BatchKind, Limits};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (u8, u16, &str, &[u8])| {
@@ -22,6 +23,19 @@ fuzz_target!(|input: (u8, u16, &str, &[u8])| {
         }
         for (i, op) in req.ops.iter().enumerate() {
             assert_eq!(op.index, i);
+        }
+        if req.kind == BatchKind::ChangeSet {
+            let count = req.ops.len();
+            for atom_allowed in [false, true] {
+                let caller = BatchCaller { account: "devstoreaccount1", sas: None, atom_allowed };
+                match read_change_set(req.clone(), &caller) {
+                    Ok(cs) => {
+                        assert_eq!(cs.ops.len(), count);
+                        assert!(cs.ops.iter().enumerate().all(|(i, op)| op.reply.index == i));
+                    }
+                    Err(f) => assert!(f.reply.index < count, "failure at {} of {count}", f.reply.index),
+                }
+            }
         }
     }
 });

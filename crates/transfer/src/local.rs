@@ -71,6 +71,7 @@ impl Local {
         loop {
             let (names, more) = self
                 .service
+                .tables()
                 .query_tables(&self.account, next.as_deref(), 1000, None)
                 .await
                 .map_err(|e| describe(&e))?;
@@ -84,7 +85,7 @@ impl Local {
 
     /// The table's name as created, or an error naming it when it does not exist.
     pub(crate) fn table(&self, name: &str) -> Result<String, String> {
-        self.service.get_table(&self.account, name).map_err(|_| format!("no table '{name}'"))
+        self.service.tables().get_table(&self.account, name).map_err(|_| format!("no table '{name}'"))
     }
 
     /// One page of a table's entities from `next`, and where the next page starts.
@@ -94,13 +95,18 @@ impl Local {
         next: Option<(String, String)>,
     ) -> Result<(Vec<Entity>, Option<(String, String)>), String> {
         let q = QueryEntities { start: next, top: 1000, filter: None };
-        let page = self.service.query_entities(&self.account, table, q).await.map_err(|e| describe(&e))?;
+        let page = self
+            .service
+            .entities()
+            .query_entities(&self.account, table, q)
+            .await
+            .map_err(|e| describe(&e))?;
         Ok((page.entities, page.next))
     }
 
     /// Creates the table unless it exists.
     pub(crate) fn create_table(&self, name: &str) -> Result<(), String> {
-        match self.service.create_table(&self.account, name) {
+        match self.service.tables().create_table(&self.account, name) {
             Ok(_) | Err(ServiceError::TableAlreadyExists) => Ok(()),
             Err(e) => Err(format!("cannot create table '{name}': {}", describe(&e))),
         }
@@ -130,6 +136,7 @@ pub(crate) fn write_entities(
         for chunk in run.chunks(RESTORE_CHUNK) {
             let Some(pk) = chunk.first().map(|e| &e.partition_key) else { continue };
             service
+                .entities()
                 .restore_entities(account, table, pk, chunk)
                 .map_err(|e| format!("table {table}, partition '{pk}': {}", describe(&e)))?;
         }

@@ -83,7 +83,7 @@ fn seed_file(
         match format::parse_line(&line).map_err(at)? {
             Line::Table(name) => {
                 flush(&current, &mut pending, entities)?;
-                match service.create_table(account, &name) {
+                match service.tables().create_table(account, &name) {
                     Ok(_) | Err(ServiceError::TableAlreadyExists) => {}
                     Err(e) => return Err(at(format!("cannot create table '{name}': {e}"))),
                 }
@@ -136,9 +136,9 @@ mod tests {
         let s = service();
         let done = seed(&s, "acct", dir.path()).unwrap();
         assert_eq!(done, Seeded { files: 2, tables: 2, entities: 3 });
-        let e = s.get_entity("acct", "people", "p", "1").unwrap();
+        let e = s.entities().get_entity("acct", "people", "p", "1").unwrap();
         assert_eq!(e.timestamp.to_rfc3339_trimmed(), "2024-05-01T10:00:00Z");
-        let e = s.get_entity("acct", "people", "p", "2").unwrap();
+        let e = s.entities().get_entity("acct", "people", "p", "2").unwrap();
         assert_eq!(e.properties.len(), 1, "the later file's entity replaced the earlier one");
     }
 

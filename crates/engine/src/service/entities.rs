@@ -1,33 +1,23 @@
-//! Entity operations: QueryEntities (with the point query), InsertEntity,
-//! UpdateEntity, MergeEntity, DeleteEntity, InsertOrReplaceEntity and
-//! InsertOrMergeEntity.
+//! [`Entities`], the entity operations: QueryEntities (with the point query),
+//! InsertEntity, UpdateEntity, MergeEntity, DeleteEntity, InsertOrReplaceEntity and
+//! InsertOrMergeEntity here; change sets in [`batch`], the restore of exported entities
+//! in [`restore`]. Single writes and change sets share the `apply_*` steps.
 
-use super::{Caller, ServiceError, TableService};
+mod batch;
+mod restore;
+
+pub use batch::{BatchFailure, BatchOutcome};
+
+use super::insight::Notes;
+use super::throttle::Gate;
+use super::{Caller, ServiceError};
 use crate::partition::{Needs, Partitions, Scan, Txn, SCAN_TIME_BUDGET};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
-use aztable_model::{EdmValue, Entity, EntityView, KeyRange, Row};
+use aztable_model::time::MonotonicClock;
+use aztable_model::{Condition, Entity, EntityView, KeyRange, NewEntity, Row};
 use aztable_wire::filter::{self, Expr};
 use std::sync::Arc;
-
-/// An entity as the client sent it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewEntity {
-    pub partition_key: String,
-    pub row_key: String,
-    pub properties: Vec<(String, EdmValue)>,
-}
-
-/// The `If-Match` condition of a write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Condition {
-    /// `If-Match: *`: the entity must exist.
-    Exists,
-    /// `If-Match: <etag>`: the entity must exist with this ETag.
-    Etag(String),
-    /// No `If-Match`: the operation is an upsert (Insert Or Replace / Insert Or Merge).
-    Upsert,
-}
 
 /// Parameters of Query Entities.
 #[derive(Debug, Clone, Default)]
@@ -90,9 +80,26 @@ fn check_condition(current: Option<&Entity>, cond: &Condition) -> Result<(), Ser
     }
 }
 
-impl TableService {
+/// The entity operations over the partitions.
+#[derive(Debug)]
+pub struct Entities {
+    /// Shared with the scans that run on the blocking pool ([`super::off_the_workers`]).
+    parts: Arc<Partitions>,
+    /// Every Timestamp a write stamps.
+    clock: MonotonicClock,
+    /// `--throttle`: each operation costs the entities it writes or returns.
+    pub(super) gate: Gate,
+    /// The partition advisor, told of each operation after it succeeded.
+    pub(super) notes: Notes,
+}
+
+impl Entities {
+    pub(super) fn new(parts: Arc<Partitions>) -> Self {
+        Entities { parts, clock: MonotonicClock::new(), gate: Gate::default(), notes: Notes::default() }
+    }
+
     /// Point query: `GET /table(PartitionKey='..',RowKey='..')`, owned
-    /// ([`TableService::get_entity_with`]).
+    /// ([`Entities::get_entity_with`]).
     pub fn get_entity<'a>(
         &self,
         caller: impl Into<Caller<'a>>,
@@ -116,9 +123,9 @@ impl TableService {
     ) -> Result<R, ServiceError> {
         let caller = caller.into();
         caller.check_readable(pk, rk)?;
-        self.admit(caller.account, table, Some(pk), 1)?;
+        self.gate.admit(caller.account, table, Some(pk), 1)?;
         let found = self.parts.get_entity_with(caller.account, table, pk, rk, f)?;
-        self.note_point_read(caller.account, table, pk);
+        self.notes.point_read(caller.account, table, pk);
         found.ok_or(ServiceError::ResourceNotFound)
     }
 
@@ -140,13 +147,13 @@ impl TableService {
         let caller = caller.into();
         // the entities a query returns are known only after the read: it pays 1 up
         // front (to its partition when the filter names only one) and the rest after
-        let pinned = match (&self.throttle, &q.filter) {
-            (Some(_), Some(f)) => filter::plan::plan(f).single_partition().map(str::to_owned),
+        let pinned = match (self.gate.is_on(), &q.filter) {
+            (true, Some(f)) => filter::plan::plan(f).single_partition().map(str::to_owned),
             _ => None,
         };
-        self.admit(caller.account, table, pinned.as_deref(), 1)?;
+        self.gate.admit(caller.account, table, pinned.as_deref(), 1)?;
         let page = self.query_entities_unthrottled(caller, table, q).await?;
-        if let Some(t) = &self.throttle {
+        if let Some(t) = self.gate.throttle() {
             charge_served(t, caller.account, table, pinned.as_deref(), &page.entities);
         }
         Ok(page)
@@ -160,11 +167,11 @@ impl TableService {
     ) -> Result<EntityPage, ServiceError> {
         let mut page = query_page(&self.parts, caller, table, &q, EXAMINED_IN_PLACE)?;
         if page.entities.len() >= q.top {
-            self.note_query(caller.account, table, q.filter.as_ref(), &page);
+            self.notes.query(caller.account, table, q.filter.as_ref(), &page);
             return Ok(page);
         }
         let Some(next) = page.next.take() else {
-            self.note_query(caller.account, table, q.filter.as_ref(), &page);
+            self.notes.query(caller.account, table, q.filter.as_ref(), &page);
             return Ok(page);
         };
         // stopped by the in-place budget (or the clock): the rest of the page, from there
@@ -180,7 +187,7 @@ impl TableService {
         page.entities.extend(rest.entities);
         page.next = rest.next;
         page.examined += rest.examined;
-        self.note_query(caller.account, table, q.filter.as_ref(), &page);
+        self.notes.query(caller.account, table, q.filter.as_ref(), &page);
         Ok(page)
     }
 
@@ -283,7 +290,7 @@ fn query_page(
     Ok(page)
 }
 
-impl TableService {
+impl Entities {
     /// Insert Entity: fails with `EntityAlreadyExists` if the keys are taken.
     pub async fn insert_entity<'a>(
         &self,
@@ -293,9 +300,9 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.admit(account, table, Some(&pk), 1)?;
+        self.gate.admit(account, table, Some(&pk), 1)?;
         let e = self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new)).await?;
-        self.note_write(account, table, &e.partition_key, [(e.row_key.as_str(), true)]);
+        self.notes.write(account, table, &e.partition_key, [(e.row_key.as_str(), true)]);
         Ok(e)
     }
 
@@ -309,10 +316,15 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.admit(account, table, Some(&pk), 1)?;
+        self.gate.admit(account, table, Some(&pk), 1)?;
         let e =
             self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond)).await?;
-        self.note_write(account, table, &e.partition_key, [(e.row_key.as_str(), *cond == Condition::Upsert)]);
+        self.notes.write(
+            account,
+            table,
+            &e.partition_key,
+            [(e.row_key.as_str(), *cond == Condition::Upsert)],
+        );
         Ok(e)
     }
 
@@ -327,10 +339,15 @@ impl TableService {
     ) -> Result<Entity, ServiceError> {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
-        self.admit(account, table, Some(&pk), 1)?;
+        self.gate.admit(account, table, Some(&pk), 1)?;
         let e =
             self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond)).await?;
-        self.note_write(account, table, &e.partition_key, [(e.row_key.as_str(), *cond == Condition::Upsert)]);
+        self.notes.write(
+            account,
+            table,
+            &e.partition_key,
+            [(e.row_key.as_str(), *cond == Condition::Upsert)],
+        );
         Ok(e)
     }
 
@@ -344,9 +361,9 @@ impl TableService {
         cond: &Condition,
     ) -> Result<(), ServiceError> {
         let Caller { account, .. } = caller.into().admits(pk, rk)?;
-        self.admit(account, table, Some(pk), 1)?;
+        self.gate.admit(account, table, Some(pk), 1)?;
         self.parts.transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond)).await?;
-        self.note_write(account, table, pk, [(rk, false)]);
+        self.notes.write(account, table, pk, [(rk, false)]);
         Ok(())
     }
 

@@ -2,74 +2,59 @@
 //! outputs and no HTTP types. Validation of names, keys and limits, ETag conditions,
 //! Timestamp assignment and merge/replace semantics live here; consistency (locks,
 //! atomic commits) is the partition layer's.
+//!
+//! [`TableService`] is three groups of operations over one [`Partitions`], each a type
+//! holding only what its operations use: [`Tables`] (the catalog: Query, Create, Get and
+//! Delete Table), [`Entities`] (the entity operations, change sets and the restore of
+//! exported entities; the only ones the partition advisor hears of) and [`Access`]
+//! (table ACLs, service properties and stats). Callers reach them through
+//! [`TableService::tables`], [`TableService::entities`] and [`TableService::access`].
 
 mod access;
 mod background;
-mod batch;
 mod caller;
 mod entities;
 mod error;
 mod insight;
-mod restore;
 mod tables;
 pub mod throttle;
 
-pub use batch::{BatchAction, BatchFailure, BatchOutcome};
+pub use access::Access;
 pub use caller::Caller;
-pub use entities::{Condition, EntityPage, NewEntity, QueryEntities};
+pub use entities::{BatchFailure, BatchOutcome, Entities, EntityPage, QueryEntities};
 pub use error::ServiceError;
+pub use tables::Tables;
 
 use crate::partition::Partitions;
-use aztable_model::time::MonotonicClock;
 use aztable_store::Store;
 use std::sync::Arc;
 
 /// The Table service over one store.
 pub struct TableService {
-    /// Shared with the scans that run on the blocking pool ([`off_the_workers`]).
+    tables: Tables,
+    entities: Entities,
+    access: Access,
+    /// The partition server all three share: the store's health and flush.
     parts: Arc<Partitions>,
-    clock: MonotonicClock,
-    /// `--throttle`: the scalability targets; `None` (the default) costs one check.
-    throttle: Option<throttle::Throttle>,
-    /// The partition advisor, told about every entity operation (`None`: `--insight off`).
-    insight: Option<Arc<aztable_insight::Advisor>>,
-    /// `--tableDeleteDelay`: names deleted lately, refused by Create Table for a while
-    /// (boxed: the service stays small where it is held by value).
-    delete_delay: Option<Box<tables::DeleteDelay>>,
 }
 
 impl std::fmt::Debug for TableService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TableService")
-            .field("throttle", &self.throttle.is_some())
-            .field("insight", &self.insight.is_some())
+            .field("throttle", &self.entities.gate.is_on())
+            .field("insight", &self.entities.notes.advisor().is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl TableService {
     pub fn new(store: Arc<dyn Store>) -> Self {
+        let parts = Arc::new(Partitions::new(store));
         TableService {
-            parts: Arc::new(Partitions::new(store)),
-            clock: MonotonicClock::new(),
-            throttle: None,
-            insight: None,
-            delete_delay: None,
-        }
-    }
-
-    /// The service with the scalability targets enforced (see [`throttle`]), or not.
-    pub fn with_throttle(mut self, throttle: Option<throttle::Throttle>) -> Self {
-        self.throttle = throttle;
-        self
-    }
-
-    /// Takes `cost` entities from the account's bucket and, when `pk` names one, the
-    /// partition's: 503 `ServerBusy` when either is short. Free without `--throttle`.
-    fn admit(&self, account: &str, table: &str, pk: Option<&str>, cost: usize) -> Result<(), ServiceError> {
-        match &self.throttle {
-            None => Ok(()),
-            Some(t) => Ok(t.admit(account, table, pk, u32::try_from(cost).unwrap_or(u32::MAX))?),
+            tables: Tables::new(Arc::clone(&parts)),
+            entities: Entities::new(Arc::clone(&parts)),
+            access: Access::new(Arc::clone(&parts)),
+            parts,
         }
     }
 
@@ -82,6 +67,48 @@ impl TableService {
             tracing::info!(heaps = moved, "moved entity heaps to the current store layout");
         }
         Ok(TableService::new(store))
+    }
+
+    /// The service with the scalability targets enforced (see [`throttle`]), or not:
+    /// table and entity operations draw on the same buckets.
+    pub fn with_throttle(mut self, throttle: Option<throttle::Throttle>) -> Self {
+        let gate = throttle::Gate::new(throttle);
+        self.tables.gate = gate.clone();
+        self.entities.gate = gate;
+        self
+    }
+
+    /// The service with `--tableDeleteDelay`: Create Table of a name deleted less than
+    /// `period` ago answers `TableBeingDeleted` (`None` or zero: never).
+    pub fn with_table_delete_delay(mut self, period: Option<std::time::Duration>) -> Self {
+        self.tables.set_delete_delay(period);
+        self
+    }
+
+    /// The service, reporting its entity operations to `advisor`.
+    pub fn with_insight(mut self, advisor: Arc<aztable_insight::Advisor>) -> Self {
+        self.entities.notes = insight::Notes::to(advisor);
+        self
+    }
+
+    /// Query, Create, Get and Delete Table; the reset of an account's tables.
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    /// The entity operations, change sets and the restore of exported entities.
+    pub fn entities(&self) -> &Entities {
+        &self.entities
+    }
+
+    /// Table ACLs (and the stored policies a SAS names), service properties and stats.
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    /// The partition advisor, unless it is off.
+    pub fn insight(&self) -> Option<&aztable_insight::Advisor> {
+        self.entities.notes.advisor()
     }
 
     /// What the store found damaged while serving: the health answer and the metrics

@@ -8,7 +8,7 @@
 //! most once and in key order; each continuation moves strictly forward.
 
 use super::*;
-use aztable_model::{EdmValue, Entity};
+use aztable_model::{Condition, EdmValue, Entity, NewEntity};
 use aztable_store::mem::MemStore;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,7 +89,7 @@ fn run(s: &TableService, initial: Vec<(Key, i32)>, steps: Vec<Step>) -> Result<(
             row_key: k.1.clone(),
             properties: vec![("V".to_owned(), EdmValue::Int32(v))],
         };
-        s.update_entity(ACCT, TABLE, new, &Condition::Upsert).wait().map(|_| ())
+        s.entities().update_entity(ACCT, TABLE, new, &Condition::Upsert).wait().map(|_| ())
     };
     let mut table: BTreeMap<Key, i32> = BTreeMap::new();
     for (k, v) in initial {
@@ -113,6 +113,7 @@ fn run(s: &TableService, initial: Vec<(Key, i32)>, steps: Vec<Step>) -> Result<(
             Step::Page { top, budget } => {
                 let q = QueryEntities { start: next.clone(), top, filter: None };
                 let page = s
+                    .entities()
                     .query_entities_within(Caller { account: ACCT, rows: None }, TABLE, &q, budget)
                     .map_err(|e| TestCaseError::fail(format!("query failed: {e:?}")))?;
                 prop_assert!(page.entities.len() <= top);
@@ -140,7 +141,7 @@ fn run(s: &TableService, initial: Vec<(Key, i32)>, steps: Vec<Step>) -> Result<(
             }
             Step::Delete(t) => {
                 if let Some(k) = resolve(&t, next.as_ref()) {
-                    match s.delete_entity(ACCT, TABLE, &k.0, &k.1, &Condition::Exists).wait() {
+                    match s.entities().delete_entity(ACCT, TABLE, &k.0, &k.1, &Condition::Exists).wait() {
                         Ok(()) => {
                             prop_assert!(table.remove(&k).is_some(), "deleted {k:?}, absent in the model")
                         }
@@ -196,7 +197,7 @@ proptest! {
     #[test]
     fn paging_under_writes_on_memory(initial in initial(), steps in prop::collection::vec(step(), 0..60)) {
         let s = TableService::new(Arc::new(MemStore::new()));
-        s.create_table(ACCT, TABLE).expect("create table");
+        s.tables().create_table(ACCT, TABLE).expect("create table");
         run(&s, initial, steps)?;
     }
 }
@@ -210,7 +211,7 @@ proptest! {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = aztable_store::rocks::RocksStore::open(dir.path()).expect("open");
         let s = TableService::new(Arc::new(store));
-        s.create_table(ACCT, TABLE).expect("create table");
+        s.tables().create_table(ACCT, TABLE).expect("create table");
         run(&s, initial, steps)?;
     }
 }

@@ -1,5 +1,5 @@
 //! Property test of Query Entities: for random entities and random `$filter`s, paging
-//! through [`TableService::query_entities`] with small random page sizes, following
+//! through [`Entities::query_entities`] with small random page sizes, following
 //! every continuation, returns exactly what a brute-force scan with a naive reference
 //! evaluator ([`model_eval`], written apart from `filter::eval`) returns, in
 //! (PartitionKey, RowKey) UTF-16 order,
@@ -10,7 +10,7 @@
 //! runs on RocksDB, whose iterators and key encoding the production path uses.
 
 use super::*;
-use aztable_model::{EdmValue, Entity, Ticks};
+use aztable_model::{Condition, EdmValue, Entity, NewEntity, Ticks};
 use aztable_model::{KeyBound, KeyRange};
 use aztable_store::mem::MemStore;
 use aztable_wire::filter::{self, CmpOp, Expr};
@@ -22,7 +22,7 @@ const TABLE: &str = "tbl";
 
 fn svc() -> TableService {
     let s = TableService::new(Arc::new(MemStore::new()));
-    s.create_table(ACCT, TABLE).expect("create table");
+    s.tables().create_table(ACCT, TABLE).expect("create table");
     s
 }
 
@@ -163,7 +163,7 @@ fn utf16_key(e: &Entity) -> (Vec<u16>, Vec<u16>) {
 fn load(s: &TableService, entities: Vec<NewEntity>) -> Vec<Entity> {
     let mut all = BTreeMap::new();
     for new in entities {
-        let e = s.update_entity(ACCT, TABLE, new, &Condition::Upsert).wait().expect("upsert");
+        let e = s.entities().update_entity(ACCT, TABLE, new, &Condition::Upsert).wait().expect("upsert");
         all.insert(utf16_key(&e), e);
     }
     all.into_values().collect()
@@ -207,6 +207,7 @@ fn page_through(
         let top = tops[pages % tops.len()];
         let q = QueryEntities { start: start.clone(), top, filter: filter.cloned() };
         let page = s
+            .entities()
             .query_entities_within(Caller { account: ACCT, rows: within }, TABLE, &q, budget)
             .map_err(|e| TestCaseError::fail(format!("query failed: {e:?}")))?;
         prop_assert!(page.entities.len() <= top, "page of {} for top {}", page.entities.len(), top);
@@ -332,7 +333,7 @@ proptest! {
         let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
         let store = aztable_store::rocks::RocksStore::open(dir.path()).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
         let s = TableService::new(Arc::new(store));
-        s.create_table(ACCT, TABLE).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        s.tables().create_table(ACCT, TABLE).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
         check_query_on(&s, entities, filter, within, tops, budget)?;
     }
 
@@ -354,7 +355,7 @@ proptest! {
         }
         let store = aztable_store::rocks::RocksStore::open(dir.path()).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
         let s = TableService::new(Arc::new(store));
-        s.create_table(ACCT, TABLE).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        s.tables().create_table(ACCT, TABLE).map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
         check_query_on(&s, entities, filter, within, tops, budget)?;
     }
 }
@@ -376,7 +377,7 @@ fn query(
     let filter = filter::parse(filter).expect("filter parses");
     let start = start.map(|(p, r)| (p.to_owned(), r.to_owned()));
     let q = QueryEntities { start, top, filter: Some(filter) };
-    s.query_entities_within(ACCT.into(), TABLE, &q, budget).expect("query")
+    s.entities().query_entities_within(ACCT.into(), TABLE, &q, budget).expect("query")
 }
 
 fn keys(page: &EntityPage) -> Vec<(&str, &str)> {
@@ -392,7 +393,7 @@ fn three_partitions() -> TableService {
     let s = svc();
     for (pk, n) in [("a", 2), ("m", 50), ("z", 2)] {
         for i in 0..n {
-            s.insert_entity(ACCT, TABLE, new(pk, &format!("{i:02}"))).wait().expect("insert");
+            s.entities().insert_entity(ACCT, TABLE, new(pk, &format!("{i:02}"))).wait().expect("insert");
         }
     }
     s
@@ -431,10 +432,10 @@ fn a_full_page_at_the_end_of_the_only_range_has_no_continuation() {
     let s = svc();
     let rows = ["10", "101", "1012", "10123", "101234", "1012345"];
     for rk in rows {
-        s.insert_entity(ACCT, TABLE, new("pk", rk)).wait().expect("insert");
+        s.entities().insert_entity(ACCT, TABLE, new("pk", rk)).wait().expect("insert");
     }
     for pk in ["pk6", "pk67", "pk678", "pk6789"] {
-        s.insert_entity(ACCT, TABLE, new(pk, "r")).wait().expect("insert");
+        s.entities().insert_entity(ACCT, TABLE, new(pk, "r")).wait().expect("insert");
     }
     let f = "PartitionKey eq 'pk'";
     let page = query(&s, f, None, 2, 10_000);
@@ -487,5 +488,5 @@ fn a_resume_point_skips_earlier_ranges() {
     // ...which still needs the table to exist.
     let start = Some(("zz".into(), String::new()));
     let q = QueryEntities { start, top: 10, filter: filter::parse(f).ok() };
-    assert!(matches!(s.query_entities(ACCT, "nope", q).wait(), Err(ServiceError::TableNotFound)));
+    assert!(matches!(s.entities().query_entities(ACCT, "nope", q).wait(), Err(ServiceError::TableNotFound)));
 }

@@ -1,9 +1,10 @@
-//! Table operations: QueryTables, CreateTable, DeleteTable, GetTable; the delay after
-//! Delete Table (`--tableDeleteDelay`) and the reset of an account's tables (the admin
-//! `DELETE /_aztable/data`).
+//! [`Tables`], the table operations: QueryTables, CreateTable, DeleteTable, GetTable;
+//! the delay after Delete Table (`--tableDeleteDelay`) and the reset of an account's
+//! tables (the admin `DELETE /_aztable/data`).
 
-use super::{ServiceError, TableService};
-use crate::partition::PartitionError;
+use super::throttle::Gate;
+use super::ServiceError;
+use crate::partition::{PartitionError, Partitions};
 use aztable_model::names::validate_table_name;
 use aztable_wire::filter::{eval_table_name, Expr};
 use std::collections::HashMap;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 /// least 40 seconds"), and until then Create Table of its name answers 409
 /// `TableBeingDeleted`. Kept here: (account, lowercase name) → when it was deleted.
 #[derive(Debug)]
-pub(super) struct DeleteDelay {
+struct DeleteDelay {
     period: Duration,
     deleted: Mutex<HashMap<(String, String), Instant>>,
 }
@@ -38,7 +39,30 @@ impl DeleteDelay {
     }
 }
 
-impl TableService {
+/// The table operations over the catalog.
+#[derive(Debug)]
+pub struct Tables {
+    parts: Arc<Partitions>,
+    /// `--throttle`: each operation costs 1, Query Tables also the names it returns.
+    pub(super) gate: Gate,
+    /// `--tableDeleteDelay`: names deleted lately, refused by Create Table for a while
+    /// (boxed: small where the service holds it by value).
+    delete_delay: Option<Box<DeleteDelay>>,
+}
+
+impl Tables {
+    pub(super) fn new(parts: Arc<Partitions>) -> Self {
+        Tables { parts, gate: Gate::default(), delete_delay: None }
+    }
+
+    /// Sets `--tableDeleteDelay`: Create Table of a name deleted less than `period` ago
+    /// answers `TableBeingDeleted` (`None` or zero: never).
+    pub(super) fn set_delete_delay(&mut self, period: Option<Duration>) {
+        self.delete_delay = period
+            .filter(|p| !p.is_zero())
+            .map(|period| Box::new(DeleteDelay { period, deleted: Mutex::default() }));
+    }
+
     /// Query Tables: a page of the table names matching `filter`, in name order, and
     /// the (lowercase) name the next page starts at. The catalog scan runs on the
     /// blocking pool.
@@ -50,7 +74,7 @@ impl TableService {
         filter: Option<Expr>,
     ) -> Result<(Vec<String>, Option<String>), ServiceError> {
         // like a query: 1 up front, the rest of the tables returned after the read
-        self.admit(account, "", None, 1)?;
+        self.gate.admit(account, "", None, 1)?;
         let from = next_table_name.map(str::to_ascii_lowercase);
         let (parts, owned) = (Arc::clone(&self.parts), account.to_owned());
         let page: (Vec<String>, Option<String>) = super::off_the_workers(move || {
@@ -59,26 +83,17 @@ impl TableService {
             Ok((tables.into_iter().map(|t| t.name).collect(), next))
         })
         .await?;
-        if let Some(t) = &self.throttle {
+        if let Some(t) = self.gate.throttle() {
             let more = u32::try_from(page.0.len().saturating_sub(1)).unwrap_or(u32::MAX);
             t.charge(account, "", [], more);
         }
         Ok(page)
     }
 
-    /// The service with `--tableDeleteDelay`: Create Table of a name deleted less than
-    /// `period` ago answers `TableBeingDeleted` (`None` or zero: never).
-    pub fn with_table_delete_delay(mut self, period: Option<Duration>) -> Self {
-        self.delete_delay = period
-            .filter(|p| !p.is_zero())
-            .map(|period| Box::new(DeleteDelay { period, deleted: Mutex::default() }));
-        self
-    }
-
     /// Create Table: returns the name as created.
     pub fn create_table(&self, account: &str, name: &str) -> Result<String, ServiceError> {
         validate_table_name(name)?;
-        self.admit(account, name, None, 1)?;
+        self.gate.admit(account, name, None, 1)?;
         if self.delete_delay.as_ref().is_some_and(|d| d.being_deleted(account, name)) {
             return Err(ServiceError::TableBeingDeleted);
         }
@@ -87,7 +102,7 @@ impl TableService {
 
     /// Delete Table: removes the table and all its entities.
     pub fn delete_table(&self, account: &str, name: &str) -> Result<(), ServiceError> {
-        self.admit(account, name, None, 1)?;
+        self.gate.admit(account, name, None, 1)?;
         match self.parts.delete_table(account, name) {
             Err(PartitionError::TableNotFound) => Err(ServiceError::ResourceNotFound),
             other => {
@@ -132,7 +147,7 @@ impl TableService {
 
     /// Get Table (`GET /Tables('name')`): the table's name as created.
     pub fn get_table(&self, account: &str, name: &str) -> Result<String, ServiceError> {
-        self.admit(account, name, None, 1)?;
+        self.gate.admit(account, name, None, 1)?;
         match self.parts.lookup_table(account, name)? {
             Some(t) => Ok(t.name),
             None => Err(ServiceError::ResourceNotFound),

@@ -2,12 +2,12 @@
 
 use super::*;
 use aztable_model::error::{ApiError, ErrorCode};
-use aztable_model::EdmValue;
+use aztable_model::{Condition, EdmValue, EntityWrite, NewEntity};
 use aztable_store::mem::MemStore;
 
 fn svc() -> TableService {
     let s = TableService::new(Arc::new(MemStore::new()));
-    s.create_table("acct", "Tbl").unwrap();
+    s.tables().create_table("acct", "Tbl").unwrap();
     s
 }
 
@@ -26,39 +26,40 @@ fn code(e: ServiceError) -> ErrorCode {
 #[test]
 fn table_errors() {
     let s = svc();
-    assert_eq!(code(s.create_table("acct", "tbl").unwrap_err()), ErrorCode::TableAlreadyExists);
-    assert_eq!(code(s.create_table("acct", "a-b").unwrap_err()), ErrorCode::InvalidResourceName);
-    assert_eq!(code(s.delete_table("acct", "nope").unwrap_err()), ErrorCode::ResourceNotFound);
-    assert_eq!(s.get_table("acct", "TBL").unwrap(), "Tbl");
+    assert_eq!(code(s.tables().create_table("acct", "tbl").unwrap_err()), ErrorCode::TableAlreadyExists);
+    assert_eq!(code(s.tables().create_table("acct", "a-b").unwrap_err()), ErrorCode::InvalidResourceName);
+    assert_eq!(code(s.tables().delete_table("acct", "nope").unwrap_err()), ErrorCode::ResourceNotFound);
+    assert_eq!(s.tables().get_table("acct", "TBL").unwrap(), "Tbl");
 }
 
 #[test]
 fn a_deleted_name_is_being_deleted_for_the_delay_and_other_names_are_not() {
     let s = svc().with_table_delete_delay(Some(std::time::Duration::from_secs(3600)));
-    s.delete_table("acct", "tbl").unwrap();
-    assert_eq!(code(s.create_table("acct", "TBL").unwrap_err()), ErrorCode::TableBeingDeleted);
-    assert_eq!(s.create_table("other", "tbl").unwrap(), "tbl", "per account");
-    assert_eq!(s.create_table("acct", "fresh").unwrap(), "fresh");
+    s.tables().delete_table("acct", "tbl").unwrap();
+    assert_eq!(code(s.tables().create_table("acct", "TBL").unwrap_err()), ErrorCode::TableBeingDeleted);
+    assert_eq!(s.tables().create_table("other", "tbl").unwrap(), "tbl", "per account");
+    assert_eq!(s.tables().create_table("acct", "fresh").unwrap(), "fresh");
     let s = svc().with_table_delete_delay(Some(std::time::Duration::ZERO));
-    s.delete_table("acct", "tbl").unwrap();
-    assert_eq!(s.create_table("acct", "tbl").unwrap(), "tbl", "a zero delay is no delay");
+    s.tables().delete_table("acct", "tbl").unwrap();
+    assert_eq!(s.tables().create_table("acct", "tbl").unwrap(), "tbl", "a zero delay is no delay");
 }
 
 #[test]
 fn delete_all_tables_empties_one_account_and_leaves_the_others() {
     let s = svc().with_table_delete_delay(Some(std::time::Duration::from_secs(3600)));
     for i in 0..1_205 {
-        s.create_table("acct", &format!("tab{i}")).unwrap();
+        s.tables().create_table("acct", &format!("tab{i}")).unwrap();
     }
-    s.insert_entity("acct", "tab7", new("p", "r", vec![])).wait().unwrap();
-    s.create_table("other", "kept").unwrap();
-    assert!(!s.has_no_tables("acct").unwrap());
-    assert_eq!(s.delete_all_tables("acct").unwrap(), 1_206);
-    assert!(s.has_no_tables("acct").unwrap());
-    assert_eq!(s.get_table("other", "kept").unwrap(), "kept");
-    assert_eq!(s.create_table("acct", "tab7").unwrap(), "tab7", "no delay after a reset");
+    s.entities().insert_entity("acct", "tab7", new("p", "r", vec![])).wait().unwrap();
+    s.tables().create_table("other", "kept").unwrap();
+    assert!(!s.tables().has_no_tables("acct").unwrap());
+    assert_eq!(s.tables().delete_all_tables("acct").unwrap(), 1_206);
+    assert!(s.tables().has_no_tables("acct").unwrap());
+    assert_eq!(s.tables().get_table("other", "kept").unwrap(), "kept");
+    assert_eq!(s.tables().create_table("acct", "tab7").unwrap(), "tab7", "no delay after a reset");
     assert_eq!(
-        s.query_entities("acct", "tab7", QueryEntities { top: 10, ..Default::default() })
+        s.entities()
+            .query_entities("acct", "tab7", QueryEntities { top: 10, ..Default::default() })
             .wait()
             .unwrap()
             .entities
@@ -70,66 +71,83 @@ fn delete_all_tables_empties_one_account_and_leaves_the_others() {
 #[test]
 fn insert_conflicts_and_missing_table() {
     let s = svc();
-    s.insert_entity("acct", "tbl", new("p", "r", vec![])).wait().unwrap();
-    let e = s.insert_entity("acct", "tbl", new("p", "r", vec![])).wait().unwrap_err();
+    s.entities().insert_entity("acct", "tbl", new("p", "r", vec![])).wait().unwrap();
+    let e = s.entities().insert_entity("acct", "tbl", new("p", "r", vec![])).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::EntityAlreadyExists);
-    let e = s.insert_entity("acct", "none", new("p", "r", vec![])).wait().unwrap_err();
+    let e = s.entities().insert_entity("acct", "none", new("p", "r", vec![])).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::TableNotFound);
-    let e = s.insert_entity("acct", "tbl", new("p/", "r", vec![])).wait().unwrap_err();
+    let e = s.entities().insert_entity("acct", "tbl", new("p/", "r", vec![])).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::InvalidInput);
 }
 
 #[test]
 fn etag_conditions() {
     let s = svc();
-    let e1 = s.insert_entity("acct", "tbl", new("p", "r", vec![("a", EdmValue::Int32(1))])).wait().unwrap();
+    let e1 = s
+        .entities()
+        .insert_entity("acct", "tbl", new("p", "r", vec![("a", EdmValue::Int32(1))]))
+        .wait()
+        .unwrap();
     let tag1 = Condition::Etag(e1.etag());
     let e2 = s
+        .entities()
         .merge_entity("acct", "tbl", new("p", "r", vec![("b", EdmValue::Boolean(true))]), &tag1)
         .wait()
         .unwrap();
     assert!(e2.timestamp > e1.timestamp);
     assert_eq!(e2.get("a"), Some(&EdmValue::Int32(1)));
     // stale
-    let e = s.update_entity("acct", "tbl", new("p", "r", vec![]), &tag1).wait().unwrap_err();
+    let e = s.entities().update_entity("acct", "tbl", new("p", "r", vec![]), &tag1).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::UpdateConditionNotSatisfied);
-    let e = s.delete_entity("acct", "tbl", "p", "r", &tag1).wait().unwrap_err();
+    let e = s.entities().delete_entity("acct", "tbl", "p", "r", &tag1).wait().unwrap_err();
     assert_eq!(code(e), ErrorCode::UpdateConditionNotSatisfied);
     // replace drops properties
-    let e3 = s.update_entity("acct", "tbl", new("p", "r", vec![]), &Condition::Exists).wait().unwrap();
+    let e3 =
+        s.entities().update_entity("acct", "tbl", new("p", "r", vec![]), &Condition::Exists).wait().unwrap();
     assert!(e3.properties.is_empty());
     // missing entity with a condition → ResourceNotFound; without → upsert
-    let e = s.merge_entity("acct", "tbl", new("p", "x", vec![]), &Condition::Exists).wait().unwrap_err();
+    let e = s
+        .entities()
+        .merge_entity("acct", "tbl", new("p", "x", vec![]), &Condition::Exists)
+        .wait()
+        .unwrap_err();
     assert_eq!(code(e), ErrorCode::ResourceNotFound);
-    s.merge_entity("acct", "tbl", new("p", "x", vec![("m", EdmValue::Int64(5))]), &Condition::Upsert)
+    s.entities()
+        .merge_entity("acct", "tbl", new("p", "x", vec![("m", EdmValue::Int64(5))]), &Condition::Upsert)
         .wait()
         .unwrap();
-    assert_eq!(s.get_entity("acct", "tbl", "p", "x").unwrap().get("m"), Some(&EdmValue::Int64(5)));
-    s.delete_entity(
-        "acct",
-        "tbl",
-        "p",
-        "x",
-        &Condition::Etag(s.get_entity("acct", "tbl", "p", "x").unwrap().etag()),
-    )
-    .wait()
-    .unwrap();
-    assert_eq!(code(s.get_entity("acct", "tbl", "p", "x").unwrap_err()), ErrorCode::ResourceNotFound);
+    assert_eq!(s.entities().get_entity("acct", "tbl", "p", "x").unwrap().get("m"), Some(&EdmValue::Int64(5)));
+    s.entities()
+        .delete_entity(
+            "acct",
+            "tbl",
+            "p",
+            "x",
+            &Condition::Etag(s.entities().get_entity("acct", "tbl", "p", "x").unwrap().etag()),
+        )
+        .wait()
+        .unwrap();
+    assert_eq!(
+        code(s.entities().get_entity("acct", "tbl", "p", "x").unwrap_err()),
+        ErrorCode::ResourceNotFound
+    );
 }
 
 #[test]
 fn merged_entity_limits_apply() {
     let s = svc();
     let props: Vec<(String, EdmValue)> = (0..200).map(|i| (format!("a{i}"), EdmValue::Int32(i))).collect();
-    s.insert_entity(
-        "acct",
-        "tbl",
-        NewEntity { partition_key: "p".into(), row_key: "r".into(), properties: props },
-    )
-    .wait()
-    .unwrap();
+    s.entities()
+        .insert_entity(
+            "acct",
+            "tbl",
+            NewEntity { partition_key: "p".into(), row_key: "r".into(), properties: props },
+        )
+        .wait()
+        .unwrap();
     let more: Vec<(String, EdmValue)> = (0..60).map(|i| (format!("b{i}"), EdmValue::Int32(i))).collect();
     let e = s
+        .entities()
         .merge_entity(
             "acct",
             "tbl",
@@ -139,7 +157,7 @@ fn merged_entity_limits_apply() {
         .wait()
         .unwrap_err();
     assert_eq!(code(e), ErrorCode::TooManyProperties);
-    assert_eq!(s.get_entity("acct", "tbl", "p", "r").unwrap().properties.len(), 200);
+    assert_eq!(s.entities().get_entity("acct", "tbl", "p", "r").unwrap().properties.len(), 200);
 }
 
 /// A table SAS's key range, enforced on the keys each operation ends up with: refused
@@ -149,7 +167,7 @@ fn merged_entity_limits_apply() {
 fn the_callers_rows_bound_every_entity_operation() {
     use aztable_model::{KeyBound, KeyRange};
     let s = svc();
-    s.insert_entity("acct", "tbl", new("p", "b", vec![("v", EdmValue::Int32(1))])).wait().unwrap();
+    s.entities().insert_entity("acct", "tbl", new("p", "b", vec![("v", EdmValue::Int32(1))])).wait().unwrap();
     // rows of partition p from "m" on
     let rows = KeyRange {
         lower: Some(KeyBound { pk: "p".into(), rk: Some("m".into()), inclusive: true }),
@@ -158,28 +176,40 @@ fn the_callers_rows_bound_every_entity_operation() {
     let caller = Caller { account: "acct", rows: Some(&rows) };
     let refused = |e: ServiceError| assert_eq!(code(e), ErrorCode::AuthorizationFailure);
 
-    refused(s.insert_entity(caller, "tbl", new("p", "a", vec![])).wait().unwrap_err());
+    refused(s.entities().insert_entity(caller, "tbl", new("p", "a", vec![])).wait().unwrap_err());
     // a point read outside the range: as if the entity did not exist (it does: "b")
-    assert_eq!(code(s.get_entity(caller, "tbl", "p", "b").unwrap_err()), ErrorCode::ResourceNotFound);
+    assert_eq!(
+        code(s.entities().get_entity(caller, "tbl", "p", "b").unwrap_err()),
+        ErrorCode::ResourceNotFound
+    );
     let v2 = || new("p", "a", vec![("v", EdmValue::Int32(2))]);
-    refused(s.update_entity(caller, "tbl", v2(), &Condition::Upsert).wait().unwrap_err());
-    refused(s.merge_entity(caller, "tbl", v2(), &Condition::Upsert).wait().unwrap_err());
-    refused(s.delete_entity(caller, "tbl", "p", "a", &Condition::Exists).wait().unwrap_err());
-    assert_eq!(code(s.get_entity("acct", "tbl", "p", "a").unwrap_err()), ErrorCode::ResourceNotFound);
+    refused(s.entities().update_entity(caller, "tbl", v2(), &Condition::Upsert).wait().unwrap_err());
+    refused(s.entities().merge_entity(caller, "tbl", v2(), &Condition::Upsert).wait().unwrap_err());
+    refused(s.entities().delete_entity(caller, "tbl", "p", "a", &Condition::Exists).wait().unwrap_err());
+    assert_eq!(
+        code(s.entities().get_entity("acct", "tbl", "p", "a").unwrap_err()),
+        ErrorCode::ResourceNotFound
+    );
 
-    s.insert_entity(caller, "tbl", new("p", "x", vec![])).wait().unwrap();
-    let page =
-        s.query_entities(caller, "tbl", QueryEntities { top: 1000, ..Default::default() }).wait().unwrap();
+    s.entities().insert_entity(caller, "tbl", new("p", "x", vec![])).wait().unwrap();
+    let page = s
+        .entities()
+        .query_entities(caller, "tbl", QueryEntities { top: 1000, ..Default::default() })
+        .wait()
+        .unwrap();
     let keys: Vec<&str> = page.entities.iter().map(|e| e.row_key.as_str()).collect();
     assert_eq!(keys, ["x"], "rows outside the range are never returned");
 
     let batch = vec![
-        BatchAction::Insert(new("p", "y", vec![])),
-        BatchAction::Delete { partition_key: "p".into(), row_key: "a".into(), cond: Condition::Exists },
+        EntityWrite::InsertEntity(new("p", "y", vec![])),
+        EntityWrite::DeleteEntity { partition_key: "p".into(), row_key: "a".into(), cond: Condition::Exists },
     ];
-    let failure = s.execute_batch(caller, "tbl", batch).wait().unwrap_err();
+    let failure = s.entities().execute_batch(caller, "tbl", batch).wait().unwrap_err();
     assert_eq!((failure.index, code(failure.error)), (1, ErrorCode::AuthorizationFailure));
-    assert_eq!(code(s.get_entity("acct", "tbl", "p", "y").unwrap_err()), ErrorCode::ResourceNotFound);
+    assert_eq!(
+        code(s.entities().get_entity("acct", "tbl", "p", "y").unwrap_err()),
+        ErrorCode::ResourceNotFound
+    );
 }
 
 /// A page that scans past the rows examined in place continues on the blocking pool and
@@ -189,19 +219,19 @@ fn a_page_split_between_the_worker_and_the_pool_is_one_page() {
     let s = svc();
     let batch = |from: usize| {
         (from..from + 100).map(|i| {
-            BatchAction::Insert(new("p", &format!("r{i:05}"), vec![("n", EdmValue::Int32(i as i32))]))
+            EntityWrite::InsertEntity(new("p", &format!("r{i:05}"), vec![("n", EdmValue::Int32(i as i32))]))
         })
     };
     for from in (0..1500).step_by(100) {
-        s.execute_batch("acct", "tbl", batch(from).collect()).wait().unwrap();
+        s.entities().execute_batch("acct", "tbl", batch(from).collect()).wait().unwrap();
     }
     let filter = |f: &str| Some(aztable_wire::filter::parse(f).unwrap());
     for (top, f) in
         [(1000, "n ge 0"), (1000, "n lt 600"), (7, "n ge 400"), (1000, "n eq 1499"), (5, "n eq 3")]
     {
         let q = QueryEntities { top, filter: filter(f), start: None };
-        let at_once = s.query_entities_within("acct".into(), "tbl", &q, 10_000).unwrap();
-        let split = s.query_entities("acct", "tbl", q).wait().unwrap();
+        let at_once = s.entities().query_entities_within("acct".into(), "tbl", &q, 10_000).unwrap();
+        let split = s.entities().query_entities("acct", "tbl", q).wait().unwrap();
         assert_eq!(split.entities, at_once.entities, "{f} top {top}");
         assert_eq!(split.next, at_once.next, "{f} top {top}");
     }

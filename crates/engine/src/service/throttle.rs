@@ -288,3 +288,39 @@ fn sweep(partitions: &mut HashMap<u64, Bucket>, shape: &Shape, now: u64) {
 #[cfg(test)]
 #[path = "throttle_tests.rs"]
 mod tests;
+
+/// The targets as the operations meet them: [`Gate::admit`] before the work, the
+/// [`Throttle`] itself for what is charged after a read. Off (the default), each check
+/// is one `None`. Cloned into every group of operations, which share the buckets.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Gate(Option<std::sync::Arc<Throttle>>);
+
+impl Gate {
+    pub(super) fn new(throttle: Option<Throttle>) -> Self {
+        Gate(throttle.map(std::sync::Arc::new))
+    }
+
+    pub(super) fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The buckets, when the targets are enforced.
+    pub(super) fn throttle(&self) -> Option<&Throttle> {
+        self.0.as_deref()
+    }
+
+    /// Takes `cost` entities from the account's bucket and, when `pk` names one, the
+    /// partition's: 503 `ServerBusy` when either is short. Free when off.
+    pub(super) fn admit(
+        &self,
+        account: &str,
+        table: &str,
+        pk: Option<&str>,
+        cost: usize,
+    ) -> Result<(), super::ServiceError> {
+        match &self.0 {
+            None => Ok(()),
+            Some(t) => Ok(t.admit(account, table, pk, u32::try_from(cost).unwrap_or(u32::MAX))?),
+        }
+    }
+}

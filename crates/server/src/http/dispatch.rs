@@ -438,7 +438,8 @@ fn authorize_sas(
     let client_ip = client.map(|c| c.ip());
     let now = aztable_model::time::wall_now();
     let sas_ctx = auth::SasContext { account, now, client_ip, is_https: state.options.https };
-    let policies = |table: &str, si: &str| match state.service.stored_policy(&ctx.account, table, si) {
+    let access = state.service.access();
+    let policies = |table: &str, si: &str| match access.stored_policy(&ctx.account, table, si) {
         Ok(policy) => policy,
         Err(e) => {
             tracing::error!(error = %e, "reading stored access policies");
@@ -467,7 +468,7 @@ fn add_cors_headers(
     if *method == http::Method::OPTIONS || state.accounts.get(&ctx.account).is_none() {
         return;
     }
-    let Ok(props) = state.service.get_service_properties(&ctx.account) else { return };
+    let Ok(props) = state.service.access().get_service_properties(&ctx.account) else { return };
     if props.cors.is_empty() {
         return;
     }

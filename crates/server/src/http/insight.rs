@@ -148,7 +148,7 @@ pub(super) fn reset_data(state: &AppState, parts: &Parts) -> Response {
     };
     let mut deleted = 0;
     for account in &accounts {
-        match state.service.delete_all_tables(account) {
+        match state.service.tables().delete_all_tables(account) {
             Ok(n) => deleted += n,
             Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
         }
@@ -258,7 +258,7 @@ pub(super) async fn serve_browse(state: &AppState, parts: &Parts) -> Response {
     if rest.is_empty() {
         let mut accounts = Vec::new();
         for name in state.accounts.names() {
-            let tables = match state.service.query_tables(&name, None, 1000, None).await {
+            let tables = match state.service.tables().query_tables(&name, None, 1000, None).await {
                 Ok((tables, _)) => tables,
                 Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
             };
@@ -286,7 +286,7 @@ pub(super) async fn serve_browse(state: &AppState, parts: &Parts) -> Response {
     let mut next = None;
     if error.is_none() {
         let q = aztable_engine::service::QueryEntities { start, top: browse::PAGE_SIZE, filter };
-        match state.service.query_entities(account.as_str(), &table, q).await {
+        match state.service.entities().query_entities(account.as_str(), &table, q).await {
             Ok(page) => {
                 page_entities = page.entities;
                 next = page.next;

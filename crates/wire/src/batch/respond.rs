@@ -3,7 +3,7 @@
 //! the failing operation). [`super::write`] then lays the parts out as the 202 body.
 //! Pure: the caller passes the request id and the time the error bodies carry.
 
-use super::{prefixed_message, BatchError, BatchOp, OpResult};
+use super::{prefixed_message, BatchError, OpReply, OpResult};
 use crate::odata::{self, Format, Metadata, Prefer, Urls};
 use aztable_model::error::ApiError;
 use aztable_model::{Entity, Ticks};
@@ -50,23 +50,18 @@ pub fn op_error_part(stamp: &ErrorStamp<'_>, index: usize, err: &ApiError) -> Op
     error_body_part(stamp, err.status(), err.code.as_str(), &prefixed_message(index, &err.message))
 }
 
-/// The part for change-set operation `index` (`op`) that failed with `err`. An insert
-/// sent with `Prefer` still says `Preference-Applied` in its error part: the Go SDK's
-/// recordings of the real service (`TestBatchError_storage`: 409 `EntityAlreadyExists`;
+/// The part for the change-set operation that failed with `err`. An insert sent with
+/// `Prefer` still says `Preference-Applied` in its error part: the Go SDK's recordings
+/// of the real service (`TestBatchError_storage`: 409 `EntityAlreadyExists`;
 /// `TestBatchErrorHandleResponse_storage`: 400 `InvalidDuplicateRow`) carry
 /// `Preference-Applied: return-no-content` on the failing insert's part.
-pub fn changeset_error_part(stamp: &ErrorStamp<'_>, index: usize, op: &BatchOp, err: &ApiError) -> OpResult {
-    let mut part = op_error_part(stamp, index, err);
-    if op.method == "POST" {
-        if let Some(p) = Prefer::parse(op.header("prefer")) {
-            // the service's order: after Cache-Control, before DataServiceVersion
-            let at = part
-                .headers
-                .iter()
-                .position(|(n, _)| n == "DataServiceVersion")
-                .unwrap_or(part.headers.len());
-            part.headers.insert(at, ("Preference-Applied".into(), p.applied().into()));
-        }
+pub fn changeset_error_part(stamp: &ErrorStamp<'_>, op: &OpReply, err: &ApiError) -> OpResult {
+    let mut part = op_error_part(stamp, op.index, err);
+    if let Some(p) = op.prefer.filter(|_| op.insert) {
+        // the service's order: after Cache-Control, before DataServiceVersion
+        let at =
+            part.headers.iter().position(|(n, _)| n == "DataServiceVersion").unwrap_or(part.headers.len());
+        part.headers.insert(at, ("Preference-Applied".into(), p.applied().into()));
     }
     part
 }
@@ -87,21 +82,21 @@ pub fn entity_part(e: &Entity, table: &str, format: Format, urls: &Urls<'_>, now
 
 /// The part for a change-set operation that succeeded: 204 for a delete, 204 with the
 /// ETag for an update or merge, and for an insert 201 with the entity (or 204 with
-/// `Prefer: return-no-content`), with `Location` and `DataServiceId`. `format` is the
-/// operation's own (its `Accept`), `now` Atom's `updated`.
+/// `Prefer: return-no-content`), with `Location` and `DataServiceId`; in the
+/// operation's own format (its `Accept`), `now` Atom's `updated`.
 pub fn written_part(
-    op: &BatchOp,
+    op: &OpReply,
     table: &str,
     written: Option<&Entity>,
     urls: &Urls<'_>,
-    format: Format,
     now: Ticks,
 ) -> OpResult {
+    let format = op.format;
     let mut headers = part_headers(format == Format::Atom);
     let Some(e) = written else {
         return OpResult { status: 204, headers, body: Vec::new() };
     };
-    if op.method != "POST" {
+    if !op.insert {
         headers.push(("ETag".into(), e.etag()));
         return OpResult { status: 204, headers, body: Vec::new() };
     }
@@ -109,8 +104,7 @@ pub fn written_part(
     headers.push(("Location".into(), location.clone()));
     headers.push(("DataServiceId".into(), location));
     headers.push(("ETag".into(), e.etag()));
-    let prefer = Prefer::parse(op.header("prefer"));
-    if let Some(p) = prefer {
+    if let Some(p) = op.prefer {
         headers.push(("Preference-Applied".into(), p.applied().into()));
         if p == Prefer::ReturnNoContent {
             return OpResult { status: 204, headers, body: Vec::new() };

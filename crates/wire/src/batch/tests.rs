@@ -414,7 +414,11 @@ fn changeset_error_part_of_an_insert_with_prefer() {
     let stamp = ErrorStamp { request_id: "id", time: "2024-02-26T20:27:45.3717695Z", xml: false };
     let err = ApiError::new(ErrorCode::EntityAlreadyExists);
     let names = |i: usize| -> Vec<String> {
-        changeset_error_part(&stamp, i, &req.ops[i], &err).headers.into_iter().map(|(n, _)| n).collect()
+        changeset_error_part(&stamp, &OpReply::of(&req.ops[i], false), &err)
+            .headers
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
     };
     assert_eq!(
         names(0),
@@ -426,7 +430,7 @@ fn changeset_error_part_of_an_insert_with_prefer() {
             "Content-Type"
         ]
     );
-    let part = changeset_error_part(&stamp, 0, &req.ops[0], &err);
+    let part = changeset_error_part(&stamp, &OpReply::of(&req.ops[0], false), &err);
     assert_eq!(part.headers[2].1, "return-no-content");
     assert_eq!(part.status, 409);
     assert!(String::from_utf8(part.body).unwrap().contains("\"0:The specified entity already exists."));

@@ -22,7 +22,7 @@ fn xml(status: StatusCode, body: Vec<u8>) -> Response {
 
 /// Get Table ACL: 200 with `<SignedIdentifiers>`.
 pub(super) fn get_table_acl(state: &AppState, ctx: &RequestCtx, table: &str) -> Result<Response, ApiError> {
-    let acl = state.service.get_table_acl(&ctx.account, table)?;
+    let acl = state.service.access().get_table_acl(&ctx.account, table)?;
     Ok(xml(StatusCode::OK, write_acl(&acl)))
 }
 
@@ -34,13 +34,13 @@ pub(super) fn set_table_acl(
     table: &str,
 ) -> Result<Response, ApiError> {
     let acl = parse_acl(&req.body)?;
-    state.service.set_table_acl(&ctx.account, table, &acl)?;
+    state.service.access().set_table_acl(&ctx.account, table, &acl)?;
     Ok(no_content(&[]))
 }
 
 /// Get Table Service Properties: 200 with `<StorageServiceProperties>`.
 pub(super) fn get_service_properties(state: &AppState, ctx: &RequestCtx) -> Result<Response, ApiError> {
-    let props = state.service.get_service_properties(&ctx.account)?;
+    let props = state.service.access().get_service_properties(&ctx.account)?;
     Ok(xml(StatusCode::OK, props.write()))
 }
 
@@ -51,13 +51,13 @@ pub(super) fn set_service_properties(
     req: &Req,
 ) -> Result<Response, ApiError> {
     let update = service_properties::parse(&req.body)?;
-    state.service.set_service_properties(&ctx.account, update)?;
+    state.service.access().set_service_properties(&ctx.account, update)?;
     Ok(build(StatusCode::ACCEPTED, &[], Vec::new()))
 }
 
 /// Get Table Service Stats: 200 with `<StorageServiceStats>`, on the primary and the
 /// secondary endpoint.
 pub(super) fn get_service_stats(state: &AppState) -> Result<Response, ApiError> {
-    let (status, last_sync) = state.service.get_service_stats();
+    let (status, last_sync) = state.service.access().get_service_stats();
     Ok(xml(StatusCode::OK, write_stats(status, last_sync)))
 }

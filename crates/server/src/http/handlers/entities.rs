@@ -7,13 +7,15 @@ use super::super::message::Response;
 use super::super::request::{header, Req};
 use super::super::response::{build, created, no_content, respond};
 use super::super::AppState;
-use super::{data_service_version, entity_write, negotiate, EntityWrite};
-use aztable_engine::service::{BatchAction, QueryEntities};
+use super::{data_service_version, negotiate};
+use aztable_engine::service::QueryEntities;
 use aztable_model::continuation;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::time::wall_now;
+use aztable_model::EntityWrite;
 use aztable_wire::endpoint::Endpoint;
-use aztable_wire::odata::{self, Format, Prefer, Urls};
+use aztable_wire::entity_write::{read_entity_write, WriteRequest};
+use aztable_wire::odata::{self, Format, Urls};
 use http::StatusCode;
 
 /// The request header that marks a full table scan as expected: with `1`, the scan
@@ -59,7 +61,7 @@ pub(super) async fn query_entities(
         _ => None,
     };
     let q = QueryEntities { start, top, filter };
-    let mut page = state.service.query_entities(ctx.caller(), table, q).await?;
+    let mut page = state.service.entities().query_entities(ctx.caller(), table, q).await?;
     if let (Some(filter), Some(advisor)) = (scan, state.service.insight()) {
         advisor.gate_scan(&ctx.account, table, &filter);
     }
@@ -93,7 +95,7 @@ pub(super) fn get_entity(
 ) -> Result<Response, ApiError> {
     let format = negotiate(req, ctx)?;
     let select = req.query.select_list();
-    let (etag, body) = state.service.get_entity_with(ctx.caller(), table, pk, rk, |e| {
+    let (etag, body) = state.service.entities().get_entity_with(ctx.caller(), table, pk, rk, |e| {
         (e.timestamp.etag(), format.entity(e, table, select.as_deref(), &urls(ctx), wall_now()))
     })?;
     let headers = [
@@ -105,8 +107,8 @@ pub(super) fn get_entity(
 }
 
 /// Insert Entity, Update / Insert Or Replace (`PUT`), Merge / Insert Or Merge
-/// (`MERGE`, `PATCH`) and Delete Entity: read by [`entity_write`], as a change set's
-/// operations are, then one engine call.
+/// (`MERGE`, `PATCH`) and Delete Entity: read by wire's [`read_entity_write`], as a
+/// change set's operations are, then one engine call.
 pub(super) async fn write_entity(
     state: &AppState,
     ctx: &RequestCtx,
@@ -114,12 +116,12 @@ pub(super) async fn write_entity(
     endpoint: &Endpoint,
 ) -> Result<Response, ApiError> {
     let table = endpoint.url_table().unwrap_or_default();
-    let EntityWrite { action, body_format } = entity_write(ctx, endpoint, req, &req.body)?;
-    let e = match action {
-        BatchAction::Insert(new) => {
-            let pref = Prefer::parse(header(&req.headers, "prefer"));
+    let WriteRequest { write, body_format, prefer } =
+        read_entity_write(endpoint, req, &req.body, ctx.atom_allowed())?;
+    let e = match write {
+        EntityWrite::InsertEntity(new) => {
             let format = negotiate(req, ctx)?;
-            let e = state.service.insert_entity(ctx.caller(), table, new).await?;
+            let e = state.service.entities().insert_entity(ctx.caller(), table, new).await?;
             let location = odata::entity_url(&ctx.base_url, table, &e.partition_key, &e.row_key);
             let headers = [
                 ("etag", e.etag().into()),
@@ -127,18 +129,24 @@ pub(super) async fn write_entity(
                 ("location", location.clone().into()),
                 ("dataserviceid", location.into()),
             ];
-            return Ok(created(pref, headers, format.entry_content_type(), || {
+            return Ok(created(prefer, headers, format.entry_content_type(), || {
                 format.entity(&e, table, None, &urls(ctx), wall_now())
             }));
         }
-        BatchAction::Delete { partition_key, row_key, cond } => {
-            state.service.delete_entity(ctx.caller(), table, &partition_key, &row_key, &cond).await?;
+        EntityWrite::DeleteEntity { partition_key, row_key, cond } => {
+            state
+                .service
+                .entities()
+                .delete_entity(ctx.caller(), table, &partition_key, &row_key, &cond)
+                .await?;
             return Ok(no_content(&[]));
         }
-        BatchAction::Update(new, cond) => {
-            state.service.update_entity(ctx.caller(), table, new, &cond).await?
+        EntityWrite::UpdateEntity(new, cond) => {
+            state.service.entities().update_entity(ctx.caller(), table, new, &cond).await?
         }
-        BatchAction::Merge(new, cond) => state.service.merge_entity(ctx.caller(), table, new, &cond).await?,
+        EntityWrite::MergeEntity(new, cond) => {
+            state.service.entities().merge_entity(ctx.caller(), table, new, &cond).await?
+        }
     };
     let headers =
         [("etag", e.etag().into()), ("dataserviceversion", data_service_version(body_format, false))];

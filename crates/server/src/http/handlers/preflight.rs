@@ -28,7 +28,7 @@ pub(super) fn preflight(state: &AppState, ctx: &RequestCtx, req: &Req) -> Result
         ));
     };
     let request_headers = header(&req.headers, "access-control-request-headers");
-    let props = state.service.get_service_properties(&ctx.account)?;
+    let props = state.service.access().get_service_properties(&ctx.account)?;
     let rule = match_preflight(&props.cors, origin, method, request_headers)
         .ok_or_else(|| ApiError::new(ErrorCode::CorsPreflightFailure))?;
     let mut resp = build(StatusCode::OK, &[], Vec::new());

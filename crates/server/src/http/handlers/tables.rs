@@ -29,7 +29,8 @@ pub(super) async fn query_tables(
     let filter = req.query.parsed_filter()?;
     let top = req.query.page_size()?;
     let from = req.query.next_table_name.as_deref().map(super::entities::decode_token).transpose()?;
-    let (names, next) = state.service.query_tables(&ctx.account, from.as_deref(), top, filter).await?;
+    let (names, next) =
+        state.service.tables().query_tables(&ctx.account, from.as_deref(), top, filter).await?;
     let mut headers = vec![("content-type", format.feed_content_type().to_owned())];
     if let Some(next) = next {
         headers.push(("x-ms-continuation-nexttablename", continuation::encode(&next)));
@@ -42,7 +43,7 @@ pub(super) fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Res
     let format = negotiate(req, ctx)?;
     let name = odata::read_table_name(body, &req.body)?;
     let prefer = Prefer::parse(header(&req.headers, "prefer"));
-    let name = match state.service.create_table(&ctx.account, &name) {
+    let name = match state.service.tables().create_table(&ctx.account, &name) {
         Ok(name) => name,
         Err(e) => return already_exists(e.into(), prefer, ctx),
     };
@@ -68,13 +69,13 @@ pub(super) fn get_table(
     table: &str,
 ) -> Result<Response, ApiError> {
     let format = negotiate(req, ctx)?;
-    let name = state.service.get_table(&ctx.account, table)?;
+    let name = state.service.tables().get_table(&ctx.account, table)?;
     let headers = [("content-type", format.entry_content_type().to_owned())];
     Ok(build(StatusCode::OK, &headers, format.table(&name, &urls(ctx), wall_now())))
 }
 
 pub(super) fn delete_table(state: &AppState, ctx: &RequestCtx, table: &str) -> Result<Response, ApiError> {
-    state.service.delete_table(&ctx.account, table)?;
+    state.service.tables().delete_table(&ctx.account, table)?;
     Ok(no_content(&[]))
 }
 
@@ -88,7 +89,7 @@ pub(super) fn under_table(
     table: &str,
     resource: UnderTable,
 ) -> Result<Response, ApiError> {
-    let found = || match state.service.get_table(&ctx.account, table) {
+    let found = || match state.service.tables().get_table(&ctx.account, table) {
         Ok(_) => Ok(()),
         Err(ServiceError::ResourceNotFound) => Err(ApiError::new(ErrorCode::TableNotFound)),
         Err(e) => Err(ApiError::from(e)),

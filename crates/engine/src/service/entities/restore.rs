@@ -3,10 +3,11 @@
 //! insert would be (keys, property count, size) and replaces any stored entity of the
 //! same keys; one call writes one partition's entities as one transaction.
 
-use super::{ServiceError, TableService};
+use super::{check_entity_limits, check_keys, Entities};
+use crate::service::ServiceError;
 use aztable_model::Entity;
 
-impl TableService {
+impl Entities {
     /// Writes `entities`, all of partition `pk`, into `table` of `account` as one atomic
     /// transaction, keeping their Timestamps. Nothing is written when one fails a check.
     pub fn restore_entities(
@@ -24,8 +25,8 @@ impl TableService {
                 )
                 .into());
             }
-            super::entities::check_keys(&e.partition_key, &e.row_key)?;
-            super::entities::check_entity_limits(e)?;
+            check_keys(&e.partition_key, &e.row_key)?;
+            check_entity_limits(e)?;
         }
         self.parts.transact(account, table, pk, |txn| {
             txn.learn_absent(pk, entities.iter().map(|e| e.row_key.as_str()))?;

@@ -2,38 +2,12 @@
 //! one PartitionKey, each row once), then run them in order inside one partition
 //! transaction, so the batch commits atomically or not at all.
 
-use super::entities::apply_delete;
-use super::{Caller, Condition, NewEntity, ServiceError, TableService};
+use super::{apply_delete, Entities};
 use crate::partition::PartitionError;
+use crate::service::{Caller, ServiceError};
 use aztable_model::error::{ApiError, ErrorCode};
-use aztable_model::Entity;
+use aztable_model::{Entity, EntityWrite};
 use foldhash::HashSet;
-
-/// One write of a change set.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BatchAction {
-    Insert(NewEntity),
-    /// Update (replace); Insert Or Replace with [`Condition::Upsert`].
-    Update(NewEntity, Condition),
-    /// Merge; Insert Or Merge with [`Condition::Upsert`].
-    Merge(NewEntity, Condition),
-    Delete {
-        partition_key: String,
-        row_key: String,
-        cond: Condition,
-    },
-}
-
-impl BatchAction {
-    fn keys(&self) -> (&str, &str) {
-        match self {
-            BatchAction::Insert(e) | BatchAction::Update(e, _) | BatchAction::Merge(e, _) => {
-                (&e.partition_key, &e.row_key)
-            }
-            BatchAction::Delete { partition_key, row_key, .. } => (partition_key, row_key),
-        }
-    }
-}
 
 /// What one action did.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,13 +31,13 @@ impl From<PartitionError> for BatchFailure {
     }
 }
 
-impl TableService {
+impl Entities {
     /// Runs a change set atomically against one table.
     pub async fn execute_batch<'a>(
         &self,
         caller: impl Into<Caller<'a>>,
         table: &str,
-        actions: Vec<BatchAction>,
+        actions: Vec<EntityWrite>,
     ) -> Result<Vec<BatchOutcome>, BatchFailure> {
         let caller = caller.into();
         let fail = |index: usize, error: ServiceError| BatchFailure { index, error };
@@ -86,21 +60,12 @@ impl TableService {
             }
         }
         // a batch of N operations costs N, refused whole (top-level 503) when short
-        self.admit(caller.account, table, Some(&pk), actions.len()).map_err(|e| fail(0, e))?;
+        self.gate.admit(caller.account, table, Some(&pk), actions.len()).map_err(|e| fail(0, e))?;
         // the advisor's view of the change set: each RowKey, and whether it inserts
-        let noted: Option<Vec<(String, bool)>> = self.insight_on().then(|| {
-            actions
-                .iter()
-                .map(|a| {
-                    let inserts = match a {
-                        BatchAction::Insert(_) => true,
-                        BatchAction::Update(_, c) | BatchAction::Merge(_, c) => *c == Condition::Upsert,
-                        BatchAction::Delete { .. } => false,
-                    };
-                    (a.keys().1.to_owned(), inserts)
-                })
-                .collect()
-        });
+        let noted: Option<Vec<(String, bool)>> = self
+            .notes
+            .on()
+            .then(|| actions.iter().map(|a| (a.keys().1.to_owned(), a.may_insert())).collect());
         let out = self
             .parts
             .transact_in_turn(caller.account, table, &pk, |txn| {
@@ -109,10 +74,14 @@ impl TableService {
                 let mut out = Vec::with_capacity(actions.len());
                 for (i, action) in actions.into_iter().enumerate() {
                     let r = match action {
-                        BatchAction::Insert(e) => self.apply_insert(txn, e).map(BatchOutcome::Written),
-                        BatchAction::Update(e, c) => self.apply_update(txn, e, &c).map(BatchOutcome::Written),
-                        BatchAction::Merge(e, c) => self.apply_merge(txn, e, &c).map(BatchOutcome::Written),
-                        BatchAction::Delete { partition_key, row_key, cond } => {
+                        EntityWrite::InsertEntity(e) => self.apply_insert(txn, e).map(BatchOutcome::Written),
+                        EntityWrite::UpdateEntity(e, c) => {
+                            self.apply_update(txn, e, &c).map(BatchOutcome::Written)
+                        }
+                        EntityWrite::MergeEntity(e, c) => {
+                            self.apply_merge(txn, e, &c).map(BatchOutcome::Written)
+                        }
+                        EntityWrite::DeleteEntity { partition_key, row_key, cond } => {
                             apply_delete(txn, &partition_key, &row_key, &cond).map(|()| BatchOutcome::Deleted)
                         }
                     };
@@ -122,7 +91,7 @@ impl TableService {
             })
             .await?;
         if let Some(rows) = &noted {
-            self.note_write(caller.account, table, &pk, rows.iter().map(|(rk, ins)| (rk.as_str(), *ins)));
+            self.notes.write(caller.account, table, &pk, rows.iter().map(|(rk, ins)| (rk.as_str(), *ins)));
         }
         Ok(out)
     }

@@ -15,7 +15,8 @@
 #   callgrind_annotate $OUT/aztable.filtered-scan.out | head -60   # where they go
 #
 # Scenarios: point-read, insert (insert-many-partitions), batch-insert, filtered-scan
-# (20,000 entities, `Tag eq 'needle'`), range-query (10 rows). N (operations; a
+# (20,000 entities, `Tag eq 'needle'`), filtered-walk (`Count lt 0`: every row read),
+# range-query (10 rows). N (operations; a
 # filtered-scan operation is a full pass), PRELOAD, CONNECTIONS (1), WARMUP, BIN, OUT.
 set -u
 BIN=${BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/aztable/target}/release}
@@ -24,7 +25,7 @@ CONNECTIONS=${CONNECTIONS:-1}
 PORT=${PORT:-10502}
 mkdir -p "$OUT"
 [ $# -eq 0 ] && set -- all
-[ "$*" = all ] && set -- point-read insert batch-insert range-query filtered-scan
+[ "$*" = all ] && set -- point-read insert batch-insert range-query filtered-scan filtered-walk
 pids=()
 cleanup() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
 trap cleanup EXIT
@@ -37,7 +38,8 @@ settings() {
     batch-insert) echo "${N:-40} ${PRELOAD:-0} entities batch-insert" ;;
     range-query) echo "${N:-1000} ${PRELOAD:-10000} requests range-query" ;;
     filtered-scan) echo "${N:-3} ${PRELOAD:-20000} entities filtered-scan" ;;
-    *) echo "unknown scenario '$1' (point-read, insert, batch-insert, range-query, filtered-scan, all)" >&2
+    filtered-walk) echo "${N:-3} ${PRELOAD:-20000} entities filtered-walk" ;;
+    *) echo "unknown scenario '$1' (point-read, insert, batch-insert, range-query, filtered-scan, filtered-walk, all)" >&2
        return 1 ;;
   esac
 }

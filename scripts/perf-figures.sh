@@ -1,8 +1,10 @@
 #!/bin/bash
 # The figures of docs/performance.md's "Current figures", in one run on a quiet machine:
 # server CPU per operation of aztable beside the do-nothing ceiling server and Azurite
-# (one invocation), scans beside Azurite, a connection sweep, point reads under scans,
-# and, with BEFORE set, every scenario against an earlier build. About 30 minutes.
+# (one invocation), filtered scans over 20,000 and 100,000 entities beside Azurite and
+# over 1,000,000 alone, a connection sweep, point reads under scans, instructions per
+# operation from callgrind (scripts/callgrind.sh, when valgrind is installed), and, with
+# BEFORE set, every scenario against an earlier build. About 45 minutes.
 #
 #   cargo build --release --locked -p aztable -p aztable-bench
 #   npm install --prefix /tmp/azurite azurite@3.37.0
@@ -37,8 +39,13 @@ $B --repeat 2 --endpoint $A --compare $C --compare $Z --pid $AZP --compare-pid $
   --scenario point-read,insert-many-partitions,insert-one-partition,batch-insert,range-query,mixed \
   > "$OUT/three-way.txt" 2>&1
 $B --repeat 2 --endpoint $A --compare $Z --pid $AZP --compare-pid $NP \
-  --scenario filtered-scan,page-all --preload 20000 > "$OUT/scans.txt" 2>&1
+  --scenario filtered-scan,filtered-walk,page-all --preload 20000 > "$OUT/scans.txt" 2>&1
+$B --repeat 2 --endpoint $A --compare $Z --pid $AZP --compare-pid $NP \
+  --scenario filtered-scan,filtered-walk --preload 100000 > "$OUT/scans-100k.txt" 2>&1
 kill "$NP"
+# 1,000,000 entities: aztable alone (Azurite keeps every entity in its heap)
+$B --repeat 2 --endpoint $A --pid $AZP --scenario filtered-scan,filtered-walk --preload 1000000 \
+  --table scan1m --keep-tables > "$OUT/scans-1m.txt" 2>&1
 # (--connections repeated would add to the list, so not $B here)
 $BIN/aztable-bench --duration 8s --settle 20s --markdown --repeat 2 --endpoint $A --compare $C --pid $AZP \
   --compare-pid $CEP --scenario point-read --connections 16,256,1000 > "$OUT/sweep.txt" 2>&1
@@ -83,5 +90,9 @@ if [ -n "$BEFORE" ]; then
   $B --repeat 2 --endpoint $N --compare $O --pid $NEW --compare-pid $OLD --scenario all > "$OUT/regression.txt" 2>&1
   $B --repeat 2 --endpoint $N --compare $O --pid $NEW --compare-pid $OLD --scenario filtered-scan,page-all \
     --preload 100000 > "$OUT/regression-100k.txt" 2>&1
+fi
+# instructions per operation (callgrind): aztable and the ceiling, on ports of their own
+if command -v valgrind >/dev/null; then
+  BIN="$BIN" OUT="$OUT/callgrind" "$(dirname "$0")/callgrind.sh" all > "$OUT/instructions.txt" 2>&1
 fi
 echo "done: $OUT"

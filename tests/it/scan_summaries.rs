@@ -51,7 +51,10 @@ async fn needle_queries_see_every_write_between_them() {
             let rk = expected.pop_first().expect("a needle");
             let hay = json!({"PartitionKey": "p", "RowKey": rk, "Tag": "hay"});
             let path = entity_path("summ", "p", &rk);
-            assert_eq!(c.send("MERGE", &path, &[("If-Match", "*")], Some(&hay.to_string())).await.status, 204);
+            assert_eq!(
+                c.send("MERGE", &path, &[("If-Match", "*")], Some(&hay.to_string())).await.status,
+                204
+            );
         }
         // and a new row after every other key (the last run)
         let tail = json!({"PartitionKey": "q", "RowKey": format!("t{round:03}"), "Tag": "needle"});

@@ -26,6 +26,9 @@ pub(crate) enum Scenario {
     FilteredScan,
     Mixed,
     PageAll,
+    /// A full pass with a filter on a number that nothing matches (`Count lt 0`): no
+    /// value summary can narrow it, so the server reads every row (not part of `all`).
+    FilteredWalk,
     /// Random point reads while `--scanners` other clients page through the whole table
     /// with a filter that matches nothing (not part of `all`: its preload is large).
     ReadUnderScans,
@@ -44,7 +47,7 @@ impl Scenario {
     ];
 
     /// Scenarios that `all` leaves out; named explicitly only.
-    const EXTRA: [Scenario; 1] = [Scenario::ReadUnderScans];
+    const EXTRA: [Scenario; 2] = [Scenario::FilteredWalk, Scenario::ReadUnderScans];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -56,6 +59,7 @@ impl Scenario {
             Scenario::FilteredScan => "filtered-scan",
             Scenario::Mixed => "mixed",
             Scenario::PageAll => "page-all",
+            Scenario::FilteredWalk => "filtered-walk",
             Scenario::ReadUnderScans => "read-under-scans",
         }
     }
@@ -89,6 +93,7 @@ impl Scenario {
             Scenario::PointRead
                 | Scenario::RangeQuery
                 | Scenario::FilteredScan
+                | Scenario::FilteredWalk
                 | Scenario::Mixed
                 | Scenario::PageAll
                 | Scenario::ReadUnderScans
@@ -99,7 +104,9 @@ impl Scenario {
     /// request moves many), the request for the rest.
     pub(crate) fn cpu_per(self) -> CpuPer {
         match self {
-            Scenario::BatchInsert | Scenario::FilteredScan | Scenario::PageAll => CpuPer::Entity,
+            Scenario::BatchInsert | Scenario::FilteredScan | Scenario::FilteredWalk | Scenario::PageAll => {
+                CpuPer::Entity
+            }
             _ => CpuPer::Request,
         }
     }
@@ -153,9 +160,10 @@ pub(crate) const DEFAULT_PRELOAD: u64 = 10_000;
 /// Default preload of `read-under-scans`: 20 pages of 10,000 examined entities per pass.
 pub(crate) const DEFAULT_SCAN_PRELOAD: u64 = 200_000;
 
-/// A filter no preloaded entity matches (tags are `needle` or `hay0`..`hay6`): the
-/// server has to examine every row, and a page comes back empty, cut by its budget.
-const NOTHING_FILTER: &str = "Tag eq 'nowhere'";
+/// A filter no preloaded entity matches (`Count` is never negative) and no value summary
+/// narrows (it compares a number): the server has to examine every row, and a page
+/// comes back empty, cut by its budget.
+const NOTHING_FILTER: &str = "Count lt 0";
 
 struct Ctx {
     target: Arc<Target>,
@@ -496,7 +504,9 @@ async fn work(ctx: Arc<Ctx>, mut conn: Conn, worker: u64, seed: u64) -> Result<R
                     Err(e) => rec.error(|| e),
                 }
             }
-            Scenario::FilteredScan | Scenario::PageAll => scan(&ctx, &mut conn, &mut rec).await,
+            Scenario::FilteredScan | Scenario::FilteredWalk | Scenario::PageAll => {
+                scan(&ctx, &mut conn, &mut rec).await
+            }
         }
     }
     Ok(rec)
@@ -519,13 +529,14 @@ async fn send(conn: &mut Conn, req: &Req, rec: &mut Recorder, entities: u64) {
 }
 
 /// One full pass over the table following continuations: `filtered-scan` (`Tag eq
-/// 'needle'`, credits the table size as examined) or `page-all` (credits what came back).
+/// 'needle'`) and `filtered-walk` ([`NOTHING_FILTER`]) credit the table size as
+/// examined, `page-all` what came back.
 async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
-    let filtered = ctx.scenario == Scenario::FilteredScan;
-    let base = if filtered {
-        format!("$filter={}", encode_query_value("Tag eq 'needle'"))
-    } else {
-        "$top=1000".to_string()
+    let filtered = matches!(ctx.scenario, Scenario::FilteredScan | Scenario::FilteredWalk);
+    let base = match ctx.scenario {
+        Scenario::FilteredScan => format!("$filter={}", encode_query_value("Tag eq 'needle'")),
+        Scenario::FilteredWalk => format!("$filter={}", encode_query_value(NOTHING_FILTER)),
+        _ => "$top=1000".to_string(),
     };
     let mut query = base.clone();
     let mut found = 0u64;
@@ -549,7 +560,10 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
             (Some(pk), rk) => query = next_page_query(&base, pk, rk),
             (None, _) => {
                 if filtered {
-                    let expected = ctx.layout.entities.div_ceil(NEEDLE_EVERY);
+                    let expected = match ctx.scenario {
+                        Scenario::FilteredScan => ctx.layout.entities.div_ceil(NEEDLE_EVERY),
+                        _ => 0,
+                    };
                     if found != expected {
                         return rec.error(|| format!("filtered scan found {found} of {expected} needles"));
                     }

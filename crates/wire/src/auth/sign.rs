@@ -13,8 +13,7 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use ring::hmac;
 
 /// What a signature covers.
 #[derive(Debug, Clone, Copy)]
@@ -101,20 +100,22 @@ pub fn signature_matches(key: &[u8], sts: &str, provided: &[u8]) -> bool {
     AccountKey::new(key.to_vec()).signature_matches(sts, provided)
 }
 
-/// A decoded account key with its HMAC state keyed once: a check clones the state
-/// instead of hashing the key's inner and outer blocks again (two of the five SHA-256
-/// blocks of a point read's check).
+/// A decoded account key with its HMAC state keyed once: a check starts from the
+/// state after the key's inner and outer blocks instead of hashing them again (two of
+/// the five SHA-256 blocks of a point read's check).
+///
+/// HMAC-SHA256 is ring's: its SHA-256 uses the CPU's SHA or vector instructions where
+/// it has them; without SHA instructions (as under callgrind) a point read's check runs
+/// 8,500 instructions against the `sha2` crate's 13,900.
 #[derive(Clone)]
 pub struct AccountKey {
     bytes: Vec<u8>,
-    /// HMAC-SHA256 after the key blocks, before any message (HMAC takes keys of any
-    /// length: never `None` in practice, and a `None` would verify nothing).
-    keyed: Option<Hmac<Sha256>>,
+    keyed: hmac::Key,
 }
 
 impl AccountKey {
     pub fn new(bytes: Vec<u8>) -> AccountKey {
-        let keyed = Hmac::<Sha256>::new_from_slice(&bytes).ok();
+        let keyed = hmac::Key::new(hmac::HMAC_SHA256, &bytes);
         AccountKey { bytes, keyed }
     }
 
@@ -125,9 +126,7 @@ impl AccountKey {
 
     /// Constant-time check of `HMAC-SHA256(key, sts)` against a decoded signature.
     pub fn signature_matches(&self, sts: &str, provided: &[u8]) -> bool {
-        let Some(mut mac) = self.keyed.clone() else { return false };
-        mac.update(sts.as_bytes());
-        mac.verify_slice(provided).is_ok()
+        hmac::verify(&self.keyed, sts.as_bytes(), provided).is_ok()
     }
 }
 
@@ -158,14 +157,8 @@ impl std::fmt::Debug for AccountKey {
 
 /// `Base64(HMAC-SHA256(key, string_to_sign))`; `key` is the decoded account key.
 pub fn signature(key: &[u8], string_to_sign: &str) -> String {
-    // HMAC accepts keys of any length, so this cannot fail; an empty MAC would just not verify.
-    match Hmac::<Sha256>::new_from_slice(key) {
-        Ok(mut mac) => {
-            mac.update(string_to_sign.as_bytes());
-            STANDARD.encode(mac.finalize().into_bytes())
-        }
-        Err(_) => String::new(),
-    }
+    let key = hmac::Key::new(hmac::HMAC_SHA256, key);
+    STANDARD.encode(hmac::sign(&key, string_to_sign.as_bytes()).as_ref())
 }
 
 /// The `Authorization` header value `SharedKey {account}:{signature}`.

@@ -429,3 +429,19 @@ fn body_types() {
         assert_eq!(code(Some(refused)), Err(ErrorCode::MediaTypeNotSupported), "{refused}");
     }
 }
+
+#[test]
+fn the_sdks_accept_headers_negotiate_as_any_other_spelling() {
+    for accept in [
+        "application/json;odata=minimalmetadata",
+        "application/json;odata=nometadata",
+        "application/json;odata=fullmetadata",
+    ] {
+        for atom_allowed in [true, false] {
+            let fast = super::negotiate(Some(accept), None, atom_allowed).expect("served");
+            // the general path: the same range among others that are refused
+            let general = super::negotiate(Some(&format!("{accept}, text/html;q=0")), None, atom_allowed);
+            assert_eq!(Some(fast), general.ok(), "{accept}");
+        }
+    }
+}

@@ -15,7 +15,7 @@
 mod entity;
 
 pub use entity::{
-    decode_entity, decode_entity_view, decode_projection, encode_entity, head_short_strings, heap_needed,
+    decode_entity, decode_entity_view, decode_projection, encode_entity, head_values, heap_needed,
     EncodedEntity, HeadNeedle,
 };
 

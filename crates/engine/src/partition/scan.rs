@@ -9,8 +9,9 @@
 
 use super::read::decode_head;
 use super::{PartitionError, Partitions};
-use aztable_model::{EdmRef, Entity, KeyBound, KeyRange, Row, Ticks};
+use aztable_model::{EdmRef, EdmValue, Entity, KeyBound, KeyRange, Row, Ticks};
 use aztable_store::{codec, keys, KvPair, Store, StoreError};
+use aztable_wire::filter::CmpOp;
 use std::sync::Arc;
 
 /// How long one page of a scan may run before it is cut with a continuation (the
@@ -46,25 +47,25 @@ pub struct Needs {
     /// top-level `and`): rows whose head cannot hold it are rejected unread, and `keep`
     /// is not asked about them.
     pub required: Option<codec::HeadNeedle>,
-    /// The summary hash of that (property, value) pair: with a table's value summary,
-    /// runs of rows that cannot hold it are not read at all.
-    pub pair: Option<u64>,
+    /// What every kept row holds, for a table's value summary: runs of rows that cannot
+    /// hold it are not read at all.
+    pub probe: Option<super::skip::Probe>,
 }
 
 impl Needs {
     /// What a filter reading `properties` (and the keys, when `keys`) needs, with
-    /// `required` its `P eq 'value'` pair if it has one.
-    pub fn new(properties: Vec<String>, keys: bool, required: Option<(&str, &str)>) -> Needs {
-        let required = required.and_then(|(name, value)| {
-            codec::HeadNeedle::new(value)
-                .map(|n| (n, super::skip::pair_hash(name.as_bytes(), value.as_bytes())))
-        });
-        Needs {
-            properties,
-            keys,
-            required: required.as_ref().map(|(n, _)| n.clone()),
-            pair: required.map(|(_, h)| h),
-        }
+    /// `required` its `P eq 'value'` pair and `comparisons` its `P op literal`s that every
+    /// matching row satisfies ([`aztable_wire::filter::Compiled`] finds both).
+    pub fn new(
+        properties: Vec<String>,
+        keys: bool,
+        required: Option<(&str, &str)>,
+        comparisons: &[(Option<&str>, CmpOp, &EdmValue)],
+    ) -> Needs {
+        // (a value too long to be in a head is neither searched for nor summarized)
+        let needle = required.and_then(|(_, value)| codec::HeadNeedle::new(value));
+        let required = required.filter(|_| needle.is_some());
+        Needs { properties, keys, required: needle, probe: super::skip::Probe::new(required, comparisons) }
     }
 }
 
@@ -119,8 +120,8 @@ impl Partitions {
             rk: String::new(),
         };
         // the runs of rows to read: all of them, unless a summary rules some out
-        let walk = needs.and_then(|n| n.pair).and_then(|pair| {
-            let walk = self.summaries.walk(info.id, &from, &to, pair);
+        let walk = needs.and_then(|n| n.probe.as_ref()).and_then(|probe| {
+            let walk = self.summaries.walk(info.id, &from, &to, probe);
             if walk.is_none() && self.summaries.begin(info.id) {
                 super::skip::Summaries::wait_for_writers(&self.stripes);
                 self.summaries.spawn_build(Arc::downgrade(&self.store), info.id);

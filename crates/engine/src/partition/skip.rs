@@ -1,14 +1,19 @@
 //! Value summaries: for scans whose filter requires `P eq 'value'` (a String of at most
-//! 64 bytes), an in-memory record of which runs of a table's rows can hold the pair, so
+//! 64 bytes) or `P op literal` (a number or date compared with `eq`, `lt`, `le`, `gt`,
+//! `ge`; Timestamp too), an in-memory record of what runs of a table's rows can hold, so
 //! a scan seeks past the runs that cannot instead of reading every row.
 //!
 //! A table's summary cuts its head key range into *blocks* of about [`BLOCK_ROWS`]
 //! rows: block `i` covers `[start_i, start_i+1)`, the first starting at the table's
 //! first possible key and the last running to its end, so every key, stored or yet to
 //! be written, falls in exactly one block. Each block keeps a Bloom filter of the
-//! (name, value) pairs of its rows' short Strings. A filter is a superset: writes add
-//! their pairs before they land in the store, deletes and replaced values leave their
-//! bits behind, so a block whose filter lacks the pair holds no matching row.
+//! (name, value) pairs of its rows' short Strings, and for each (name, type) of their
+//! numbers and dates the smallest and largest value (a *span*; Timestamp's too). Both
+//! are supersets: writes add their pairs and widen spans before they land in the store,
+//! deletes and replaced values leave theirs behind, so a block whose filter lacks the
+//! pair, or without a span of the compared property and type that can satisfy the
+//! comparison, holds no matching row (a comparison is true only for a row holding the
+//! property with the literal's own type; NaN satisfies none).
 //!
 //! Summaries are built off the request path, in a thread, by one pass over a table's
 //! heads, the first time a scan could use one. Writes that race the pass are kept as
@@ -20,8 +25,11 @@
 //! all summaries together stay under [`SUMMARY_BUDGET`] bytes; a table that would not
 //! fit is scanned row by row, as it is before its summary exists.
 
+use aztable_model::{EdmRef, EdmValue};
 use aztable_store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
+use aztable_wire::filter::CmpOp;
 use foldhash::HashMap;
+use std::cmp::Ordering as Order;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -40,6 +48,10 @@ const BITS_PER_PAIR: usize = 12;
 /// Pending pairs a build keeps for writes racing it before it gives up.
 const MAX_PENDING: usize = 200_000;
 
+/// Spans a block keeps; a block whose rows have more (name, type)s of numbers and
+/// dates can no longer rule out a comparison.
+const MAX_SPANS: usize = 24;
+
 /// How long a table whose build failed waits before a scan may start another.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
 
@@ -55,6 +67,176 @@ pub(super) fn pair_hash(name: &[u8], value: &[u8]) -> u64 {
     h.write(name);
     h.write(value);
     h.finish()
+}
+
+/// The name a span of a property is kept under; Timestamp's is the empty name, which
+/// no custom property has.
+fn name_hash(name: &[u8]) -> u64 {
+    pair_hash(b"", name)
+}
+
+/// A number or date as compared by a filter: only values of one variant compare.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scalar {
+    Int32(i32),
+    Int64(i64),
+    Double(f64),
+    DateTime(i64),
+}
+
+impl Scalar {
+    /// A stored value a span records (a NaN satisfies no comparison: none).
+    fn stored(v: &EdmRef<'_>) -> Option<Scalar> {
+        match *v {
+            EdmRef::Int32(n) => Some(Scalar::Int32(n)),
+            EdmRef::Int64(n) => Some(Scalar::Int64(n)),
+            EdmRef::Double(d) if !d.is_nan() => Some(Scalar::Double(d)),
+            EdmRef::DateTime(t) => Some(Scalar::DateTime(t.0)),
+            _ => None,
+        }
+    }
+
+    fn literal(v: &EdmValue) -> Option<Scalar> {
+        match *v {
+            EdmValue::Int32(n) => Some(Scalar::Int32(n)),
+            EdmValue::Int64(n) => Some(Scalar::Int64(n)),
+            EdmValue::Double(d) => Some(Scalar::Double(d)),
+            EdmValue::DateTime(t) => Some(Scalar::DateTime(t.0)),
+            _ => None,
+        }
+    }
+
+    fn same_type(self, other: Scalar) -> bool {
+        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+    }
+
+    /// The order of two values of one type (`None` across types, or with a NaN).
+    fn order(self, other: Scalar) -> Option<Order> {
+        match (self, other) {
+            (Scalar::Int32(a), Scalar::Int32(b)) => Some(a.cmp(&b)),
+            (Scalar::Int64(a), Scalar::Int64(b)) | (Scalar::DateTime(a), Scalar::DateTime(b)) => {
+                Some(a.cmp(&b))
+            }
+            (Scalar::Double(a), Scalar::Double(b)) => a.partial_cmp(&b),
+            _ => None,
+        }
+    }
+}
+
+/// The smallest and largest value of one (name, type) in a block.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    name: u64,
+    lo: Scalar,
+    hi: Scalar,
+}
+
+/// One comparison every kept row satisfies.
+#[derive(Debug, Clone)]
+struct Bound {
+    name: u64,
+    op: CmpOp,
+    value: Scalar,
+}
+
+/// What every row a scan keeps holds: a summary rules out blocks by it.
+#[derive(Debug, Clone, Default)]
+pub struct Probe {
+    /// The (name, value) pair of a required `P eq 'short string'`.
+    pair: Option<u64>,
+    bounds: Vec<Bound>,
+}
+
+impl Probe {
+    /// From a filter's required `P eq 'value'` (`required`) and comparisons (`None` as
+    /// the name: Timestamp); `None` when there is nothing to probe.
+    pub fn new(
+        required: Option<(&str, &str)>,
+        comparisons: &[(Option<&str>, CmpOp, &EdmValue)],
+    ) -> Option<Probe> {
+        let pair = required.map(|(name, value)| pair_hash(name.as_bytes(), value.as_bytes()));
+        let bounds: Vec<Bound> = comparisons
+            .iter()
+            .filter(|(_, op, _)| *op != CmpOp::Ne)
+            .filter_map(|(name, op, value)| {
+                let name = name_hash(name.unwrap_or("").as_bytes());
+                Scalar::literal(value).map(|value| Bound { name, op: *op, value })
+            })
+            .collect();
+        (pair.is_some() || !bounds.is_empty()).then_some(Probe { pair, bounds })
+    }
+}
+
+/// What one row adds to its block: the hashes of its pairs and its numbers and dates.
+#[derive(Debug, Default)]
+struct Facts {
+    pairs: Vec<u64>,
+    scalars: Vec<(u64, Scalar)>,
+}
+
+impl Facts {
+    fn of_head(head: &[u8]) -> Result<Facts, StoreError> {
+        let mut facts = Facts::default();
+        let timestamp = codec::head_values(head, |name, value| match value {
+            EdmRef::String(s) => facts.pairs.push(pair_hash(name, s.as_bytes())),
+            other => {
+                if let Some(scalar) = Scalar::stored(&other) {
+                    facts.scalars.push((name_hash(name), scalar));
+                }
+            }
+        })?;
+        facts.scalars.push((name_hash(b""), Scalar::DateTime(timestamp.0)));
+        Ok(facts)
+    }
+}
+
+/// A block's spans.
+#[derive(Debug, Default)]
+struct Spans {
+    spans: Vec<Span>,
+    /// More (name, type)s than [`MAX_SPANS`] met: no comparison is ruled out.
+    untracked: bool,
+}
+
+impl Spans {
+    fn widen(&mut self, name: u64, v: Scalar) {
+        if let Some(span) = self.spans.iter_mut().find(|s| s.name == name && s.lo.same_type(v)) {
+            if v.order(span.lo) == Some(Order::Less) {
+                span.lo = v;
+            }
+            if v.order(span.hi) == Some(Order::Greater) {
+                span.hi = v;
+            }
+        } else if self.spans.len() < MAX_SPANS {
+            self.spans.push(Span { name, lo: v, hi: v });
+        } else {
+            self.untracked = true;
+        }
+    }
+
+    /// Whether some row of the block can satisfy `bound`.
+    fn may_satisfy(&self, bound: &Bound) -> bool {
+        if self.untracked {
+            return true;
+        }
+        let Some(span) = self.spans.iter().find(|s| s.name == bound.name && s.lo.same_type(bound.value))
+        else {
+            // no row holds the property with the literal's type
+            return false;
+        };
+        let (lo, hi) = (span.lo.order(bound.value), span.hi.order(bound.value));
+        match bound.op {
+            CmpOp::Eq => {
+                matches!(lo, Some(Order::Less | Order::Equal))
+                    && matches!(hi, Some(Order::Greater | Order::Equal))
+            }
+            CmpOp::Lt => lo == Some(Order::Less),
+            CmpOp::Le => matches!(lo, Some(Order::Less | Order::Equal)),
+            CmpOp::Gt => hi == Some(Order::Greater),
+            CmpOp::Ge => matches!(hi, Some(Order::Greater | Order::Equal)),
+            CmpOp::Ne => true,
+        }
+    }
 }
 
 /// A Bloom filter of pair hashes, 4 probes by double hashing.
@@ -105,11 +287,21 @@ struct Block {
     /// Rows it held when built.
     rows: u32,
     bloom: Bloom,
+    spans: Spans,
 }
 
 impl Block {
     fn bytes(&self) -> usize {
-        std::mem::size_of::<Block>() + self.start.capacity() + self.bloom.words.len() * 8
+        std::mem::size_of::<Block>()
+            + self.start.capacity()
+            + self.bloom.words.len() * 8
+            + self.spans.spans.capacity() * std::mem::size_of::<Span>()
+    }
+
+    /// Whether some row of the block can satisfy `probe`.
+    fn may_hold(&self, probe: &Probe) -> bool {
+        probe.pair.is_none_or(|p| self.bloom.may_hold(p))
+            && probe.bounds.iter().all(|b| self.spans.may_satisfy(b))
     }
 
     /// Whether the filter has taken in so many new pairs beyond its size that it
@@ -136,11 +328,13 @@ impl Summary {
         self.blocks.get_mut(i.checked_sub(1)?)
     }
 
-    /// Adds `hashes` to the block covering `key`; false once that block is saturated.
-    fn add(&mut self, key: &[u8], hashes: &[u64]) -> bool {
+    /// Adds a row's `facts` to the block covering `key`; false once that block's filter
+    /// is saturated.
+    fn add(&mut self, key: &[u8], facts: &Facts) -> bool {
         match self.block_of(key) {
             Some(block) => {
-                hashes.iter().for_each(|&h| block.bloom.add(h));
+                facts.pairs.iter().for_each(|&h| block.bloom.add(h));
+                facts.scalars.iter().for_each(|&(name, v)| block.spans.widen(name, v));
                 !block.saturated()
             }
             None => true,
@@ -150,9 +344,9 @@ impl Summary {
 
 #[derive(Debug)]
 enum Entry {
-    /// A pass over the table is under way; writes meanwhile leave their pairs here.
+    /// A pass over the table is under way; writes meanwhile leave their facts here.
     Building {
-        pending: Vec<(Vec<u8>, Vec<u64>)>,
+        pending: Vec<(Vec<u8>, Facts)>,
     },
     Ready(Summary),
     /// The last build failed: no summary, and no new build before then.
@@ -217,16 +411,15 @@ impl Summaries {
             if !keys::is_entity_key(key) {
                 continue;
             }
-            let mut hashes = Vec::new();
-            if codec::head_short_strings(head, |n, v| hashes.push(pair_hash(n, v))).is_err() {
+            let Ok(facts) = Facts::of_head(head) else {
                 // (the engine encoded it: cannot happen) no summary is better than a wrong one
                 keep = false;
                 break;
-            }
+            };
             match entry {
-                Entry::Ready(summary) => keep &= summary.add(key, &hashes),
+                Entry::Ready(summary) => keep &= summary.add(key, &facts),
                 Entry::Building { pending } => {
-                    pending.push((key.clone(), hashes));
+                    pending.push((key.clone(), facts));
                     keep &= pending.len() <= MAX_PENDING;
                 }
                 Entry::Failed { .. } => {}
@@ -244,9 +437,9 @@ impl Summaries {
         self.set(&mut tables, table_id, None);
     }
 
-    /// The ranges within `[from, to)` of table `table_id` a scan for the pair `hash` must
-    /// walk; `None` without a ready summary.
-    pub(super) fn walk(&self, table_id: u64, from: &[u8], to: &[u8], hash: u64) -> Option<Walk> {
+    /// The ranges within `[from, to)` of table `table_id` a scan keeping only rows that
+    /// satisfy `probe` must walk; `None` without a ready summary.
+    pub(super) fn walk(&self, table_id: u64, from: &[u8], to: &[u8], probe: &Probe) -> Option<Walk> {
         if self.entries.load(Ordering::SeqCst) == 0 {
             return None;
         }
@@ -260,7 +453,7 @@ impl Summaries {
             if block.start.as_slice() >= to {
                 break;
             }
-            if block.bloom.may_hold(hash) {
+            if block.may_hold(probe) {
                 open.get_or_insert_with(|| block.start.as_slice().max(from).to_vec());
             } else {
                 walk.skipped_rows += u64::from(block.rows);
@@ -348,7 +541,9 @@ impl Summaries {
                     let next = Pending::new(key.to_vec());
                     blocks.push(std::mem::replace(&mut current, next).seal());
                 }
-                codec::head_short_strings(head, |n, v| current.hashes.push(pair_hash(n, v)))?;
+                let facts = Facts::of_head(head)?;
+                current.hashes.extend(facts.pairs);
+                facts.scalars.into_iter().for_each(|(name, v)| current.spans.widen(name, v));
                 current.rows += 1;
                 read += 1;
                 if read == BUILD_CHUNK {
@@ -386,8 +581,8 @@ impl Summaries {
             Ok(mut summary) => {
                 let fits = self.bytes.load(Ordering::Relaxed) + summary.bytes <= SUMMARY_BUDGET;
                 let mut keep = fits;
-                for (key, hashes) in &pending {
-                    keep &= summary.add(key, hashes);
+                for (key, facts) in &pending {
+                    keep &= summary.add(key, facts);
                 }
                 if keep {
                     self.bytes.fetch_add(summary.bytes, Ordering::Relaxed);
@@ -419,11 +614,12 @@ struct Pending {
     start: Vec<u8>,
     rows: u32,
     hashes: Vec<u64>,
+    spans: Spans,
 }
 
 impl Pending {
     fn new(start: Vec<u8>) -> Pending {
-        Pending { start, rows: 0, hashes: Vec::new() }
+        Pending { start, rows: 0, hashes: Vec::new(), spans: Spans::default() }
     }
 
     fn seal(mut self) -> Block {
@@ -431,7 +627,7 @@ impl Pending {
         self.hashes.dedup();
         let mut bloom = Bloom::sized_for(self.hashes.len());
         self.hashes.iter().for_each(|&h| bloom.add(h));
-        Block { start: self.start, rows: self.rows, bloom }
+        Block { start: self.start, rows: self.rows, bloom, spans: self.spans }
     }
 }
 

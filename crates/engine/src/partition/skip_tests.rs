@@ -66,8 +66,8 @@ fn is_ready(p: &Partitions) -> bool {
 /// Every (PartitionKey, RowKey) whose Tag is `tag`, following continuations, with the
 /// rows the pages skipped; pages hold at most `limit` and examine at most `budget`.
 fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String, String)>, u64) {
-    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)));
-    assert!(needs.pair.is_some());
+    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)), &[]);
+    assert!(needs.probe.is_some());
     let all = KeyRange::unbounded();
     let mut found = Vec::new();
     let mut skipped = 0;
@@ -97,24 +97,120 @@ fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String
     panic!("the scan did not end");
 }
 
-fn expected(model: &BTreeMap<(String, String), String>, tag: &str) -> Vec<(String, String)> {
-    model.iter().filter(|(_, t)| t.as_str() == tag).map(|(k, _)| k.clone()).collect()
+/// Every (PartitionKey, RowKey) matching `filter`, scanned as Query Entities does (the
+/// filter's needs and probe), following continuations.
+fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Vec<(String, String)> {
+    let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).expect("parses"));
+    let needs = Needs::new(
+        compiled.names().to_vec(),
+        compiled.reads_keys(),
+        compiled.required_property(),
+        &compiled.required_comparisons(),
+    );
+    let all = KeyRange::unbounded();
+    let mut found = Vec::new();
+    let mut resume: Option<(String, String)> = None;
+    for _ in 0..100_000 {
+        let scan = Scan {
+            account: "a",
+            table: "tbl",
+            range: &all,
+            resume: resume.as_ref().map(|(p, r)| (p.as_str(), r.as_str())),
+            limit,
+            max_examined: budget,
+            needs: Some(&needs),
+        };
+        let page = p.scan_entities(&scan, |row| compiled.eval(row)).unwrap();
+        found.extend(page.entities.into_iter().map(|e| (e.partition_key, e.row_key)));
+        match page.next {
+            Some(next) => resume = Some(next),
+            None => return found,
+        }
+    }
+    panic!("the scan did not end");
 }
+
+/// A row with the properties the filters below compare, each sometimes missing or of
+/// another type than the filters' literals.
+fn typed(pk: &str, rk: &str, v: &Values) -> Entity {
+    let mut properties = vec![("Tag".to_owned(), EdmValue::String(TAGS[v.tag].into()))];
+    match v.count {
+        Some(Ok(n)) => properties.push(("Count".into(), EdmValue::Int32(n))),
+        Some(Err(n)) => properties.push(("Count".into(), EdmValue::Int64(i64::from(n)))),
+        None => {}
+    }
+    if let Some(r) = v.ratio {
+        properties
+            .push(("Ratio".into(), EdmValue::Double(if r == 7 { f64::NAN } else { f64::from(r) / 2.0 })));
+    }
+    if v.when {
+        properties.push(("When".into(), EdmValue::String("2024-01-01T00:00:00Z".into())));
+    }
+    Entity {
+        partition_key: pk.into(),
+        row_key: rk.into(),
+        timestamp: Ticks(BASE_TICKS + v.ticks),
+        properties,
+    }
+}
+
+/// 2024-01-01T00:00:00Z in ticks.
+const BASE_TICKS: i64 = 638_396_640_000_000_000;
+
+#[derive(Debug, Clone)]
+struct Values {
+    tag: usize,
+    /// Int32 (Ok) or Int64 (Err), or missing
+    count: Option<Result<i32, i32>>,
+    /// halves; 7 stands for NaN
+    ratio: Option<i32>,
+    /// a String named like a date property
+    when: bool,
+    ticks: i64,
+}
+
+fn values() -> impl Strategy<Value = Values> {
+    (
+        tag(),
+        prop_oneof![8 => (0..50i32).prop_map(|n| Some(Ok(n))), 1 => (-5..60i32).prop_map(|n| Some(Err(n))), 1 => Just(None)],
+        prop_oneof![3 => (0..20i32).prop_map(Some), 1 => Just(None)],
+        prop::bool::weighted(0.05),
+        0..1000i64,
+    )
+        .prop_map(|(tag, count, ratio, when, ticks)| Values { tag, count, ratio, when, ticks })
+}
+
+const FILTERS: [&str; 14] = [
+    "Tag eq 'needle'",
+    "Tag eq 'straw' and Count lt 3",
+    "Count lt 0",
+    "Count ge 49",
+    "Count eq 25",
+    "Count gt 55L",
+    "Count le -3L",
+    "Ratio gt 9.0",
+    "Ratio lt 0.5",
+    "Ratio eq 3.5",
+    "Timestamp lt datetime'2024-01-01T00:00:00.0000500Z'",
+    "Timestamp ge datetime'2024-01-01T00:00:00.0000990Z' and Count lt 10",
+    "When ge datetime'2024-01-01T00:00:00Z'",
+    "Count ne 3 and Count lt 2",
+];
 
 #[derive(Debug, Clone)]
 enum Op {
-    Put { pk: u8, rk: u16, tag: usize, other: usize },
+    Put { pk: u8, rk: u16, values: Values },
     Delete { pk: u8, rk: u16 },
     Build,
-    Query { tag: usize, limit: usize, budget: usize },
+    Query { filter: usize, limit: usize, budget: usize },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..3u8, 0..900u16, 0..4usize, tag()).prop_map(|(pk, rk, tag, other)| Op::Put { pk, rk, tag, other }),
+        6 => (0..3u8, 0..900u16, values()).prop_map(|(pk, rk, values)| Op::Put { pk, rk, values }),
         2 => (0..3u8, 0..900u16).prop_map(|(pk, rk)| Op::Delete { pk, rk }),
         1 => Just(Op::Build),
-        2 => (0..4usize, 1..50usize, 1..400usize).prop_map(|(tag, limit, budget)| Op::Query { tag, limit, budget }),
+        2 => (0..FILTERS.len(), 1..50usize, 1..400usize).prop_map(|(filter, limit, budget)| Op::Query { filter, limit, budget }),
     ]
 }
 
@@ -127,32 +223,40 @@ fn keys(pk: u8, rk: u16) -> (String, String) {
     (format!("p{pk}"), format!("r{rk:04}"))
 }
 
+fn matching(model: &BTreeMap<(String, String), Entity>, filter: &str) -> Vec<(String, String)> {
+    let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).expect("parses"));
+    model.iter().filter(|(_, e)| compiled.eval(*e)).map(|(k, _)| k.clone()).collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     /// Scans with summaries built at any point, and written after, find what the model
-    /// holds: no run holding a match is ever skipped.
+    /// holds: no run holding a match is ever skipped, for strings, numbers of each type,
+    /// NaN, missing properties, properties of another type, and Timestamp.
     #[test]
     fn scans_with_summaries_equal_the_model(
-        preload in prop::collection::vec((0..3u8, 0..900u16, tag(), tag()), 200..700),
+        preload in prop::collection::vec((0..3u8, 0..900u16, values()), 200..700),
         ops in prop::collection::vec(op(), 1..80),
     ) {
         let p = Partitions::new(Arc::new(MemStore::new()));
         p.create_table("a", "tbl").unwrap();
         let mut model = BTreeMap::new();
-        for (pk, rk, tag, other) in preload {
+        for (pk, rk, values) in preload {
             let (pk, rk) = keys(pk, rk);
-            put(&p, &entity(&pk, &rk, TAGS[tag], TAGS[other]));
-            model.insert((pk, rk), TAGS[tag].to_owned());
+            let e = typed(&pk, &rk, &values);
+            put(&p, &e);
+            model.insert((pk, rk), e);
         }
         summarize(&p);
         prop_assert!(is_ready(&p));
         for op in ops {
             match op {
-                Op::Put { pk, rk, tag, other } => {
+                Op::Put { pk, rk, values } => {
                     let (pk, rk) = keys(pk, rk);
-                    put(&p, &entity(&pk, &rk, TAGS[tag], TAGS[other]));
-                    model.insert((pk, rk), TAGS[tag].to_owned());
+                    let e = typed(&pk, &rk, &values);
+                    put(&p, &e);
+                    model.insert((pk, rk), e);
                 }
                 Op::Delete { pk, rk } => {
                     let (pk, rk) = keys(pk, rk);
@@ -165,17 +269,60 @@ proptest! {
                     p.summaries.forget(id);
                     summarize(&p);
                 }
-                Op::Query { tag, limit, budget } => {
-                    let (found, _) = query(&p, TAGS[tag], limit, budget);
-                    prop_assert_eq!(found, expected(&model, TAGS[tag]));
+                Op::Query { filter, limit, budget } => {
+                    let found = query_filter(&p, FILTERS[filter], limit, budget);
+                    prop_assert_eq!(found, matching(&model, FILTERS[filter]), "{}", FILTERS[filter]);
                 }
             }
         }
-        for tag in TAGS {
-            let (found, _) = query(&p, tag, 1000, 10_000);
-            prop_assert_eq!(found, expected(&model, tag));
+        for filter in FILTERS {
+            prop_assert_eq!(query_filter(&p, filter, 1000, 10_000), matching(&model, filter), "{}", filter);
         }
     }
+}
+
+#[test]
+fn comparisons_skip_runs_whose_spans_rule_them_out() {
+    let p = Partitions::new(Arc::new(MemStore::new()));
+    p.create_table("a", "tbl").unwrap();
+    let rows = 10 * BLOCK_ROWS as i32;
+    for i in 0..rows {
+        let mut e = entity("p", &format!("r{i:05}"), "hay", "x");
+        e.properties.push(("Count".into(), EdmValue::Int32(i)));
+        e.timestamp = Ticks(BASE_TICKS + i64::from(i));
+        put(&p, &e);
+    }
+    summarize(&p);
+    let skipped = |filter: &str| {
+        let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).unwrap());
+        let needs = Needs::new(
+            compiled.names().to_vec(),
+            false,
+            compiled.required_property(),
+            &compiled.required_comparisons(),
+        );
+        let all = KeyRange::unbounded();
+        let scan = Scan {
+            account: "a",
+            table: "tbl",
+            range: &all,
+            resume: None,
+            limit: 100_000,
+            max_examined: 100_000,
+            needs: Some(&needs),
+        };
+        let page = p.scan_entities(&scan, |row| compiled.eval(row)).unwrap();
+        (page.entities.len(), page.skipped)
+    };
+    let block = u64::from(BLOCK_ROWS);
+    // the last block alone holds Count >= 9 * BLOCK_ROWS
+    assert_eq!(skipped(&format!("Count ge {}", 9 * BLOCK_ROWS)), (BLOCK_ROWS as usize, 9 * block));
+    assert_eq!(skipped("Count lt 0"), (0, 10 * block));
+    // the literal's type differs from every stored Count: nothing can match
+    assert_eq!(skipped("Count lt 5L"), (0, 10 * block));
+    assert_eq!(skipped("Timestamp lt datetime'2024-01-01T00:00:00.0000010Z'"), (10, 9 * block));
+    // ne rules nothing out
+    assert_eq!(skipped("Count ne 5"), (rows as usize - 1, 0));
 }
 
 #[test]

@@ -233,27 +233,31 @@ impl<'a> Props<'a> {
     }
 }
 
-/// Calls `visit` with the name and bytes of every String property of at most 64 bytes a
-/// head holds (every version keeps those in the head, so no heap is needed): the values
-/// a filter's `P eq 'value'` can match without reading a heap. Longer Strings are
-/// skipped.
-pub fn head_short_strings(head: &[u8], mut visit: impl FnMut(&[u8], &[u8])) -> Result<(), StoreError> {
+/// Calls `visit` with the name and value of every property a head holds whole: Strings
+/// of at most 64 bytes (every version keeps those in the head, so no heap is needed)
+/// and every fixed-width value; longer Strings and Binaries are skipped. Returns the
+/// entity's Timestamp. What a scan's value summary records.
+pub fn head_values<'a>(
+    head: &'a [u8],
+    mut visit: impl FnMut(&'a [u8], EdmRef<'a>),
+) -> Result<Ticks, StoreError> {
     let mut p = Props::open(head, None)?;
     for _ in 0..p.count {
         let (name, tag) = p.next_header()?;
         let value = match tag {
-            TAG_STRING => Some(p.dir.bytes()?),
-            TAG_STRING_OUT => p.heap_payload()?,
-            other => {
-                p.skip(other)?;
-                None
-            }
+            TAG_STRING | TAG_STRING_OUT | TAG_BINARY | TAG_BINARY_OUT => match p.value_ref(tag) {
+                Ok(Some(v @ EdmRef::String(s))) if s.len() <= MAX_INLINE => Some(v),
+                Ok(_) => None,
+                Err(e) => return Err(e),
+            },
+            fixed => Some(p.dir.fixed_value_ref(fixed)?),
         };
-        if let Some(value) = value.filter(|v| v.len() <= MAX_INLINE) {
+        if let Some(value) = value {
             visit(name, value);
         }
     }
-    p.finish()
+    p.finish()?;
+    Ok(p.timestamp)
 }
 
 /// The timestamp a head's heap must carry, when the head has a heap (a v3 head with

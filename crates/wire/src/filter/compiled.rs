@@ -93,6 +93,52 @@ impl Compiled {
         Some((self.names.get(i)?.as_str(), value))
     }
 
+    /// The comparisons every matching row satisfies: `P op literal` among the filter's
+    /// top-level `and`s with `op` one of `eq`, `lt`, `le`, `gt`, `ge` and a literal of
+    /// a number or date type, `P` a custom property (`Some(name)`) or Timestamp
+    /// (`None`). Such a comparison is true only for a row holding `P` with the literal's
+    /// own type, ordered as the operator asks.
+    pub fn required_comparisons(&self) -> Vec<(Option<&str>, CmpOp, &EdmValue)> {
+        fn walk<'n>(
+            node: &'n Node,
+            names: &'n [String],
+            out: &mut Vec<(Option<&'n str>, CmpOp, &'n EdmValue)>,
+        ) {
+            match node {
+                Node::Compare { at, op, value }
+                    if *op != CmpOp::Ne
+                        && matches!(
+                            value,
+                            EdmValue::Int32(_)
+                                | EdmValue::Int64(_)
+                                | EdmValue::Double(_)
+                                | EdmValue::DateTime(_)
+                        ) =>
+                {
+                    match at {
+                        Operand::Custom(i) => {
+                            if let Some(name) = names.get(*i) {
+                                out.push((Some(name.as_str()), *op, value));
+                            }
+                        }
+                        Operand::Timestamp if matches!(value, EdmValue::DateTime(_)) => {
+                            out.push((None, *op, value))
+                        }
+                        _ => {}
+                    }
+                }
+                Node::And(a, b) => {
+                    walk(a, names, out);
+                    walk(b, names, out);
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &self.names, &mut out);
+        out
+    }
+
     /// Whether `row` matches.
     pub fn eval(&self, row: &dyn Row) -> bool {
         eval_node(&self.root, row, &self.names)
@@ -174,6 +220,23 @@ mod tests {
             Some(("Tag".into(), "longer".into()))
         );
         assert_eq!(property("B gt 1 and A eq 'x'"), Some(("A".into(), "x".into())));
+        let compared = |f: &str| {
+            let c = Compiled::new(&parse(f).expect("parses"));
+            c.required_comparisons()
+                .iter()
+                .map(|(n, op, v)| format!("{n:?} {op:?} {v:?}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            compared("A lt 5 and (B ge 2.5 and Timestamp gt datetime'2024-01-01T00:00:00Z') and C eq 'x'")
+                .len(),
+            3
+        );
+        for none in
+            ["A ne 5", "A lt 5 or B gt 1", "not (A lt 5)", "A eq true", "A lt 'x'", "PartitionKey gt 'a'"]
+        {
+            assert!(compared(none).is_empty(), "{none}");
+        }
         for none in [
             "Tag ne 'needle'",
             "Tag eq 'needle' or B eq 'x'",

@@ -21,8 +21,10 @@
 //! Shared between parts: the stripes (writes hold them; reads re-read a torn row under
 //! one; a summary build takes them all), the entity cache (writes and table deletes
 //! update it, point reads fill it) and the value summaries (writes record into them,
-//! scans walk and build them, table deletes forget them). Also here: the migration of
-//! older data directories (`migrate.rs`).
+//! scans walk and build them, table deletes forget them). Point reads and scans are two
+//! types rather than one: besides the store they share only the catalog and the stripes
+//! (the entity cache is nothing to a scan, the summaries nothing to a point read). Also
+//! here: the migration of older data directories (`migrate.rs`).
 
 mod cache;
 mod catalog;

@@ -886,7 +886,7 @@ proptest::proptest! {
     }
 }
 
-/// With a store that syncs its writes, a write through [`Partitions::transact_in_turn`]
+/// With a store that syncs its writes, a write through [`Writes::transact_in_turn`]
 /// returns only once a log sync covers it, whichever writer ran that sync.
 #[test]
 fn synced_writes_in_turn_return_only_once_synced() {

@@ -1,4 +1,5 @@
-//! Point reads of entities, and the torn-row rule that every read made without the
+//! [`Reads`]: point reads of entities through the entity cache (`cache.rs`), and the
+//! torn-row rule that every read made without the
 //! partition's lock follows.
 //!
 //! **The torn-row rule.** An entity is stored as a head and, when it has long values,
@@ -6,25 +7,55 @@
 //! a consistent snapshot of one key, not of two), so a write can land between the two
 //! reads; the heap repeats its head's Timestamp (unique per write), and a heap of
 //! another write, or none where the head needs one, is [`StoreError::Torn`]. Such a read
-//! is repeated once under the partition's stripe lock ([`Partitions::reread_torn`]), where
+//! is repeated once under the partition's stripe lock ([`reread_torn`]), where
 //! no write can come between the two reads; a torn row read under the lock
 //! ([`read_locked`]) means the store is corrupt.
 
-use super::Partitions;
+use super::cache::EntityCache;
+use super::catalog::Catalog;
+use super::stripes::Stripes;
+use super::PartitionError;
 use aztable_model::{Entity, EntityView};
 use aztable_store::{codec, keys, Store, StoreError};
+use std::sync::Arc;
 
-impl Partitions {
+/// See the module documentation.
+pub struct Reads {
+    store: Arc<dyn Store>,
+    /// Resolves table names to ids.
+    catalog: Arc<Catalog>,
+    /// Taken only by the torn-row rule's second read.
+    stripes: Arc<Stripes>,
+    /// Stored bytes of recently read entities.
+    entity_cache: Arc<EntityCache>,
+}
+
+impl std::fmt::Debug for Reads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reads").finish_non_exhaustive()
+    }
+}
+
+impl Reads {
+    pub(super) fn new(
+        store: Arc<dyn Store>,
+        catalog: Arc<Catalog>,
+        stripes: Arc<Stripes>,
+        entity_cache: Arc<EntityCache>,
+    ) -> Self {
+        Reads { store, catalog, stripes, entity_cache }
+    }
+
     /// Reads one entity without taking any lock (but for the rare read that meets a
     /// concurrent write between the entity's head and its heap: see the torn-row rule).
-    /// Goes through the entity cache. [`Partitions::get_entity_with`], owned.
+    /// Goes through the entity cache. [`Reads::get_entity_with`], owned.
     pub fn get_entity(
         &self,
         account: &str,
         table: &str,
         pk: &str,
         rk: &str,
-    ) -> Result<Option<Entity>, super::PartitionError> {
+    ) -> Result<Option<Entity>, PartitionError> {
         self.get_entity_with(account, table, pk, rk, |view| view.to_entity())
     }
 
@@ -39,8 +70,8 @@ impl Partitions {
         pk: &str,
         rk: &str,
         f: impl FnOnce(&EntityView<'_>) -> R,
-    ) -> Result<Option<R>, super::PartitionError> {
-        let table_id = self.table_id(account, table)?.ok_or(super::PartitionError::TableNotFound)?;
+    ) -> Result<Option<R>, PartitionError> {
+        let table_id = self.catalog.table_id(account, table)?.ok_or(PartitionError::TableNotFound)?;
         let key = keys::entity_key(table_id, pk, rk);
         if let Some((head, heap)) = self.entity_cache.get(&key) {
             let view = codec::decode_entity_view(pk, rk, &head, heap.as_deref())?;
@@ -66,7 +97,7 @@ impl Partitions {
         }
     }
 
-    /// [`Partitions::reread_torn`], the entity handed to `f`.
+    /// [`reread_torn`], the entity handed to `f`.
     fn reread_torn_with<R>(
         &self,
         table_id: u64,
@@ -74,26 +105,28 @@ impl Partitions {
         pk: &str,
         rk: &str,
         f: impl FnOnce(&EntityView<'_>) -> R,
-    ) -> Result<Option<R>, super::PartitionError> {
-        Ok(self.reread_torn(table_id, key, pk, rk)?.map(|e| f(&e.view())))
-    }
-
-    /// The torn-row rule's second read: the entity under `key`, read with the
-    /// partition's stripe lock held, so no write can come between its head and heap.
-    pub(super) fn reread_torn(
-        &self,
-        table_id: u64,
-        key: &[u8],
-        pk: &str,
-        rk: &str,
-    ) -> Result<Option<Entity>, StoreError> {
-        let _guard = self.stripe(table_id, pk).lock().unwrap_or_else(|p| p.into_inner());
-        Ok(read_locked(self.store.as_ref(), key, pk, rk)?.map(|(e, _)| e))
+    ) -> Result<Option<R>, PartitionError> {
+        let entity = reread_torn(self.store.as_ref(), &self.stripes, table_id, key, pk, rk)?;
+        Ok(entity.map(|e| f(&e.view())))
     }
 }
 
+/// The torn-row rule's second read: the entity under `key`, read with the partition's
+/// stripe lock held, so no write can come between its head and heap.
+pub(super) fn reread_torn(
+    store: &dyn Store,
+    stripes: &Stripes,
+    table_id: u64,
+    key: &[u8],
+    pk: &str,
+    rk: &str,
+) -> Result<Option<Entity>, StoreError> {
+    let _guard = stripes.lock(table_id, pk);
+    Ok(read_locked(store, key, pk, rk)?.map(|(e, _)| e))
+}
+
 /// Reads an entity by its key with the partition's lock held (inside a transaction, or
-/// by [`Partitions::reread_torn`]): the entity and whether it has a heap. A torn row here
+/// by [`reread_torn`]): the entity and whether it has a heap. A torn row here
 /// is corruption, not a race.
 pub(super) fn read_locked(
     store: &dyn Store,

@@ -1,4 +1,4 @@
-//! Scans of a table in (PartitionKey, RowKey) order: [`Partitions::scan_entities`] walks
+//! [`Scans`]: scans of a table in (PartitionKey, RowKey) order. [`Scans::scan_entities`] walks
 //! the entity heads of one [`KeyRange`], shows the caller's `keep` predicate a
 //! projection that borrows just what it reads, decodes only the rows it keeps (with
 //! their heaps) and stops at the page's limits with a continuation.
@@ -6,9 +6,16 @@
 //! Memory is bounded by the page, never by the table. Heads and heaps are read without a
 //! lock and follow the torn-row rule of [`super::read`]: a kept row whose heap belongs
 //! to another write is re-read under the partition lock, and the filter sees it again.
+//!
+//! A filter requiring `P eq 'value'`, or comparing a number or date, seeks past runs of
+//! rows that the table's value summary (`skip.rs`) rules out; the first scan that could
+//! use a summary the table lacks starts its build.
 
-use super::read::decode_head;
-use super::{PartitionError, Partitions};
+use super::catalog::Catalog;
+use super::read::{decode_head, reread_torn};
+use super::skip::Summaries;
+use super::stripes::Stripes;
+use super::PartitionError;
 use aztable_model::{EdmRef, EdmValue, Entity, KeyBound, KeyRange, Row, Ticks};
 use aztable_store::{codec, keys, KvPair, Store, StoreError};
 use aztable_wire::filter::CmpOp;
@@ -85,7 +92,41 @@ pub struct ScanPage {
 /// Properties a projection can hold; a filter names at most 15 (one per comparison).
 const MAX_PROJECTED: usize = 16;
 
-impl Partitions {
+/// See the module documentation.
+pub struct Scans {
+    store: Arc<dyn Store>,
+    /// Resolves table names to ids.
+    catalog: Arc<Catalog>,
+    /// Taken by the torn-row rule's second read, and all of them by a summary build's
+    /// write barrier.
+    pub(super) stripes: Arc<Stripes>,
+    /// Tables' value summaries: walked by scans, built when a scan wants one.
+    pub(super) summaries: Arc<Summaries>,
+}
+
+impl Drop for Scans {
+    fn drop(&mut self) {
+        // a summary being built lets go of the store
+        self.summaries.close();
+    }
+}
+
+impl std::fmt::Debug for Scans {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scans").finish_non_exhaustive()
+    }
+}
+
+impl Scans {
+    pub(super) fn new(
+        store: Arc<dyn Store>,
+        catalog: Arc<Catalog>,
+        stripes: Arc<Stripes>,
+        summaries: Arc<Summaries>,
+    ) -> Self {
+        Scans { store, catalog, stripes, summaries }
+    }
+
     /// Scans a table over `scan.range`, keeping at most `scan.limit` entities for which
     /// `keep` is true. Stops early once `scan.max_examined` entities were read or
     /// [`SCAN_TIME_BUDGET`] has passed (possibly with no entity kept: an empty page with a
@@ -95,7 +136,8 @@ impl Partitions {
         scan: &Scan<'_>,
         mut keep: impl FnMut(&dyn Row) -> bool,
     ) -> Result<ScanPage, PartitionError> {
-        let info = self.lookup_table(scan.account, scan.table)?.ok_or(PartitionError::TableNotFound)?;
+        let info =
+            self.catalog.lookup_table(scan.account, scan.table)?.ok_or(PartitionError::TableNotFound)?;
         let (table_start, heads_end) = keys::table_heads_range(info.id);
         let mut from = scan.range.lower.as_ref().map_or(table_start, |b| lower_key(info.id, b));
         if let Some((pk, rk)) = scan.resume {
@@ -113,7 +155,8 @@ impl Partitions {
         // every heap it steps over.
         let dense = needs.is_none_or(|n| n.properties.is_empty());
         let mut rows = Rows {
-            parts: self,
+            store: self.store.as_ref(),
+            stripes: &self.stripes,
             table_id: info.id,
             heaps: dense.then(|| HeapCursor::new(self.store.as_ref(), &to)),
             pk: String::new(),
@@ -123,7 +166,7 @@ impl Partitions {
         let walk = needs.and_then(|n| n.probe.as_ref()).and_then(|probe| {
             let walk = self.summaries.walk(info.id, &from, &to, probe);
             if walk.is_none() && self.summaries.begin(info.id) {
-                super::skip::Summaries::wait_for_writers(&self.stripes);
+                Summaries::wait_for_writers(self.stripes.all());
                 self.summaries.spawn_build(Arc::downgrade(&self.store), info.id);
             }
             walk
@@ -170,7 +213,8 @@ impl Partitions {
 
 /// The state of one scan as it meets rows.
 struct Rows<'a> {
-    parts: &'a Partitions,
+    store: &'a dyn Store,
+    stripes: &'a Stripes,
     table_id: u64,
     /// Reads heaps in step with the heads, for dense scans.
     heaps: Option<HeapCursor<'a>>,
@@ -204,7 +248,7 @@ impl Rows<'_> {
         let mut projected = codec::decode_projection(head, None, &needs.properties, slots);
         if let Ok(None) = projected {
             // the filter reads a long value, which lives in the heap
-            heap = self.parts.store.get(&keys::heap_key(k))?;
+            heap = self.store.get(&keys::heap_key(k))?;
             projected = match &heap {
                 Some(h) => codec::decode_projection(head, Some(h), &needs.properties, slots),
                 None => Err(StoreError::Torn),
@@ -233,7 +277,7 @@ impl Rows<'_> {
             (None, Some(cursor)) => cursor.find(&keys::heap_key(k))?,
             (None, None) => None,
         };
-        Ok(match complete_row(self.parts, self.table_id, k, head, in_hand)? {
+        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand)? {
             // re-read: the filter must see what is returned
             Some((e, stale)) if stale || verdict.is_none() => keep(&e).then_some(e),
             Some((e, _)) => Some(e),
@@ -252,7 +296,7 @@ impl Rows<'_> {
             Some(cursor) => cursor.find(&keys::heap_key(k))?,
             None => None,
         };
-        Ok(match complete_row(self.parts, self.table_id, k, head, in_hand)? {
+        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand)? {
             Some((e, _)) => keep(&e).then_some(e),
             None => None,
         })
@@ -264,7 +308,8 @@ impl Rows<'_> {
 /// partition lock (`true`: the head the scan saw is stale, so a filter must see the
 /// entity again); `None` when it no longer exists.
 fn complete_row(
-    parts: &Partitions,
+    store: &dyn Store,
+    stripes: &Stripes,
     table_id: u64,
     key: &[u8],
     head: &[u8],
@@ -274,11 +319,11 @@ fn complete_row(
     let decoded = match heap_in_hand.map(|h| codec::decode_entity(pk.clone(), rk.clone(), head, Some(h))) {
         Some(Ok(e)) => Ok(e),
         // no heap in hand, or one of another write: read it now
-        _ => decode_head(parts.store.as_ref(), key, pk.clone(), rk.clone(), head).map(|(e, _)| e),
+        _ => decode_head(store, key, pk.clone(), rk.clone(), head).map(|(e, _)| e),
     };
     match decoded {
         Ok(e) => Ok(Some((e, false))),
-        Err(StoreError::Torn) => Ok(parts.reread_torn(table_id, key, &pk, &rk)?.map(|e| (e, true))),
+        Err(StoreError::Torn) => Ok(reread_torn(store, stripes, table_id, key, &pk, &rk)?.map(|e| (e, true))),
         Err(e) => Err(e),
     }
 }

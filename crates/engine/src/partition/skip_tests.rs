@@ -8,6 +8,7 @@ use aztable_model::{EdmRef, EdmValue, Entity, KeyRange, Ticks};
 use aztable_store::mem::MemStore;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 const TAGS: [&str; 4] = ["needle", "hay", "straw", "needle2"];
 
@@ -25,32 +26,34 @@ fn entity(pk: &str, rk: &str, tag: &str, other: &str) -> Entity {
 }
 
 fn put(p: &Partitions, e: &Entity) {
-    p.transact("a", "tbl", &e.partition_key.clone(), |txn| {
-        txn.put(e);
-        Ok::<_, PartitionError>(())
-    })
-    .unwrap();
+    p.writes()
+        .transact("a", "tbl", &e.partition_key.clone(), |txn| {
+            txn.put(e);
+            Ok::<_, PartitionError>(())
+        })
+        .unwrap();
 }
 
 fn delete(p: &Partitions, pk: &str, rk: &str) {
-    p.transact("a", "tbl", pk, |txn| {
-        txn.delete(pk, rk);
-        Ok::<_, PartitionError>(())
-    })
-    .unwrap();
+    p.writes()
+        .transact("a", "tbl", pk, |txn| {
+            txn.delete(pk, rk);
+            Ok::<_, PartitionError>(())
+        })
+        .unwrap();
 }
 
 /// Builds the table's summary here, as a scan's thread would (after a build a scan
 /// started in a thread, if one runs).
 fn summarize(p: &Partitions) {
-    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
+    let id = p.catalog().lookup_table("a", "tbl").unwrap().unwrap().id;
     for _ in 0..60_000 {
-        if p.summaries.begin(id) {
-            skip::Summaries::wait_for_writers(&p.stripes);
-            p.summaries.build(&Arc::downgrade(&p.store), id);
+        if p.scans.summaries.begin(id) {
+            skip::Summaries::wait_for_writers(p.scans.stripes.all());
+            p.scans.summaries.build(&Arc::downgrade(&p.store), id);
             return;
         }
-        if p.summaries.is_ready(id) {
+        if p.scans.summaries.is_ready(id) {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -59,8 +62,8 @@ fn summarize(p: &Partitions) {
 }
 
 fn is_ready(p: &Partitions) -> bool {
-    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
-    p.summaries.is_ready(id)
+    let id = p.catalog().lookup_table("a", "tbl").unwrap().unwrap().id;
+    p.scans.summaries.is_ready(id)
 }
 
 /// Every (PartitionKey, RowKey) whose Tag is `tag`, following continuations, with the
@@ -83,6 +86,7 @@ fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String
             needs: Some(&needs),
         };
         let page = p
+            .scans()
             .scan_entities(&scan, |row| matches!(row.property("Tag"), Some(EdmRef::String(s)) if s == tag))
             .unwrap();
         assert!(page.entities.len() <= limit);
@@ -120,7 +124,7 @@ fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Ve
             max_examined: budget,
             needs: Some(&needs),
         };
-        let page = p.scan_entities(&scan, |row| compiled.eval(row)).unwrap();
+        let page = p.scans().scan_entities(&scan, |row| compiled.eval(row)).unwrap();
         found.extend(page.entities.into_iter().map(|e| (e.partition_key, e.row_key)));
         match page.next {
             Some(next) => resume = Some(next),
@@ -240,7 +244,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..80),
     ) {
         let p = Partitions::new(Arc::new(MemStore::new()));
-        p.create_table("a", "tbl").unwrap();
+        p.catalog().create_table("a", "tbl").unwrap();
         let mut model = BTreeMap::new();
         for (pk, rk, values) in preload {
             let (pk, rk) = keys(pk, rk);
@@ -265,8 +269,8 @@ proptest! {
                 }
                 Op::Build => {
                     // a fresh summary of the table as it is now
-                    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
-                    p.summaries.forget(id);
+                    let id = p.catalog().lookup_table("a", "tbl").unwrap().unwrap().id;
+                    p.scans.summaries.forget(id);
                     summarize(&p);
                 }
                 Op::Query { filter, limit, budget } => {
@@ -284,7 +288,7 @@ proptest! {
 #[test]
 fn comparisons_skip_runs_whose_spans_rule_them_out() {
     let p = Partitions::new(Arc::new(MemStore::new()));
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     let rows = 10 * BLOCK_ROWS as i32;
     for i in 0..rows {
         let mut e = entity("p", &format!("r{i:05}"), "hay", "x");
@@ -311,7 +315,7 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
             max_examined: 100_000,
             needs: Some(&needs),
         };
-        let page = p.scan_entities(&scan, |row| compiled.eval(row)).unwrap();
+        let page = p.scans().scan_entities(&scan, |row| compiled.eval(row)).unwrap();
         (page.entities.len(), page.skipped)
     };
     let block = u64::from(BLOCK_ROWS);
@@ -328,7 +332,7 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
 #[test]
 fn runs_without_the_pair_are_skipped_and_counted() {
     let p = Partitions::new(Arc::new(MemStore::new()));
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     let rows = 20 * BLOCK_ROWS as usize;
     for i in 0..rows {
         // the needle in one row; its name and value elsewhere under other names only
@@ -357,14 +361,14 @@ fn runs_without_the_pair_are_skipped_and_counted() {
 #[test]
 fn a_deleted_table_forgets_its_summary_and_a_new_one_starts_empty() {
     let p = Partitions::new(Arc::new(MemStore::new()));
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     for i in 0..300 {
         put(&p, &entity("p", &format!("r{i:05}"), "needle", "x"));
     }
     summarize(&p);
     assert!(is_ready(&p));
-    p.delete_table("a", "tbl").unwrap();
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().delete_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     assert!(!is_ready(&p));
     put(&p, &entity("p", "r1", "needle", "x"));
     assert_eq!(query(&p, "needle", 1000, 100_000).0.len(), 1);
@@ -373,7 +377,7 @@ fn a_deleted_table_forgets_its_summary_and_a_new_one_starts_empty() {
 #[test]
 fn a_block_filled_far_beyond_its_size_drops_the_summary() {
     let p = Partitions::new(Arc::new(MemStore::new()));
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     for i in 0..300 {
         put(&p, &entity("p", &format!("r{i:05}"), "hay", "x"));
     }
@@ -393,7 +397,7 @@ fn a_block_filled_far_beyond_its_size_drops_the_summary() {
 fn writes_racing_a_build_are_not_missed() {
     for round in 0..20 {
         let p = Arc::new(Partitions::new(Arc::new(MemStore::new())));
-        p.create_table("a", "tbl").unwrap();
+        p.catalog().create_table("a", "tbl").unwrap();
         for i in 0..1500 {
             put(&p, &entity("p", &format!("r{i:05}"), "hay", "x"));
         }
@@ -418,8 +422,8 @@ fn writes_racing_a_build_are_not_missed() {
         let all = query(&p, "needle", 1000, 100_000).0;
         assert_eq!(found, all);
         // the model: a full read without the summary
-        let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
-        p.summaries.forget(id);
+        let id = p.catalog().lookup_table("a", "tbl").unwrap().unwrap().id;
+        p.scans.summaries.forget(id);
         let (unskipped, none) = query(&p, "needle", 1000, 100_000);
         assert_eq!(none, 0);
         assert_eq!(found, unskipped, "round {round}: skipped {skipped}");
@@ -464,7 +468,7 @@ impl aztable_store::Store for Gated {
 fn a_build_waits_for_writes_that_began_before_it() {
     let store = Arc::new(Gated::default());
     let p = Arc::new(Partitions::new(store.clone()));
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     for i in 0..1000 {
         put(&p, &entity("p", &format!("r{i:05}"), "hay", "x"));
     }
@@ -477,13 +481,13 @@ fn a_build_waits_for_writes_that_began_before_it() {
     };
     // the writer holds its stripe and is inside the store's write, unrecorded
     begun.recv().unwrap();
-    let id = p.lookup_table("a", "tbl").unwrap().unwrap().id;
-    assert!(p.summaries.begin(id));
+    let id = p.catalog().lookup_table("a", "tbl").unwrap().unwrap().id;
+    assert!(p.scans.summaries.begin(id));
     let builder = {
         let p = Arc::clone(&p);
         std::thread::spawn(move || {
-            skip::Summaries::wait_for_writers(&p.stripes);
-            p.summaries.build(&Arc::downgrade(&p.store), id);
+            skip::Summaries::wait_for_writers(p.scans.stripes.all());
+            p.scans.summaries.build(&Arc::downgrade(&p.store), id);
         })
     };
     // give a builder that does not wait the time to read without the row

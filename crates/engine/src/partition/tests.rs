@@ -4,6 +4,8 @@ use super::scan::HeapCursor;
 use super::*;
 use aztable_model::{EdmValue, Entity, KeyBound, KeyRange, Ticks};
 use aztable_store::mem::MemStore;
+use aztable_store::{keys, WriteBatch, WriteOp};
+use std::sync::Mutex;
 
 /// A scan of table `tbl` of account `a`.
 fn scan<'a>(
@@ -32,27 +34,27 @@ fn entity(pk: &str, rk: &str, n: i32) -> Entity {
 #[test]
 fn tables_are_case_insensitive_and_case_preserving() {
     let p = parts();
-    let t = p.create_table("acct", "MyTable").unwrap();
+    let t = p.catalog().create_table("acct", "MyTable").unwrap();
     assert_eq!(t.name, "MyTable");
-    assert!(matches!(p.create_table("acct", "mytable"), Err(PartitionError::TableAlreadyExists)));
-    assert_eq!(p.lookup_table("acct", "MYTABLE").unwrap().unwrap().name, "MyTable");
-    assert!(p.lookup_table("other", "MyTable").unwrap().is_none());
+    assert!(matches!(p.catalog().create_table("acct", "mytable"), Err(PartitionError::TableAlreadyExists)));
+    assert_eq!(p.catalog().lookup_table("acct", "MYTABLE").unwrap().unwrap().name, "MyTable");
+    assert!(p.catalog().lookup_table("other", "MyTable").unwrap().is_none());
     // a name that is a prefix of another does not collide
-    p.create_table("acct", "MyTab").unwrap();
-    assert_eq!(p.lookup_table("acct", "mytab").unwrap().unwrap().name, "MyTab");
+    p.catalog().create_table("acct", "MyTab").unwrap();
+    assert_eq!(p.catalog().lookup_table("acct", "mytab").unwrap().unwrap().name, "MyTab");
 }
 
 #[test]
 fn list_tables_pages() {
     let p = parts();
     for n in ["ccc", "AAA", "bbb", "ddd"] {
-        p.create_table("acct", n).unwrap();
+        p.catalog().create_table("acct", n).unwrap();
     }
-    p.create_table("zzz", "eee").unwrap();
-    let (page, next) = p.list_tables("acct", None, 2, |_| true).unwrap();
+    p.catalog().create_table("zzz", "eee").unwrap();
+    let (page, next) = p.catalog().list_tables("acct", None, 2, |_| true).unwrap();
     let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["AAA", "bbb"]);
-    let (page, next) = p.list_tables("acct", next.as_deref(), 2, |_| true).unwrap();
+    let (page, next) = p.catalog().list_tables("acct", next.as_deref(), 2, |_| true).unwrap();
     let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["ccc", "ddd"]);
     assert_eq!(next, None);
@@ -62,60 +64,62 @@ fn list_tables_pages() {
 fn a_full_page_has_a_continuation_only_if_another_table_matches() {
     let p = parts();
     for n in ["zzza0", "zzza1", "ZZZA2", "zzza3", "zzzb4", "zzzb5"] {
-        p.create_table("acct", n).unwrap();
+        p.catalog().create_table("acct", n).unwrap();
     }
     let in_range = |name: &str| name.to_ascii_lowercase().starts_with("zzza");
-    let (page, next) = p.list_tables("acct", None, 2, in_range).unwrap();
+    let (page, next) = p.catalog().list_tables("acct", None, 2, in_range).unwrap();
     let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
     assert_eq!((names, next.as_deref()), (vec!["zzza0", "zzza1"], Some("zzza2")));
     // full, and only non-matching tables follow: no continuation
-    let (page, next) = p.list_tables("acct", next.as_deref(), 2, in_range).unwrap();
+    let (page, next) = p.catalog().list_tables("acct", next.as_deref(), 2, in_range).unwrap();
     let names: Vec<_> = page.iter().map(|t| t.name.as_str()).collect();
     assert_eq!((names, next), (vec!["ZZZA2", "zzza3"], None));
     // a match after non-matching ones: the continuation is the first table after the page
-    let (page, next) = p.list_tables("acct", None, 1, |n| n != "zzza1" && n != "ZZZA2").unwrap();
+    let (page, next) = p.catalog().list_tables("acct", None, 1, |n| n != "zzza1" && n != "ZZZA2").unwrap();
     assert_eq!((page[0].name.as_str(), next.as_deref()), ("zzza0", Some("zzza1")));
     // full at the end of the catalog
-    let (page, next) = p.list_tables("acct", Some("zzzb5"), 1, |_| true).unwrap();
+    let (page, next) = p.catalog().list_tables("acct", Some("zzzb5"), 1, |_| true).unwrap();
     assert_eq!((page.len(), next), (1, None));
 }
 
 #[test]
 fn a_table_listing_cut_by_its_budget_keeps_its_continuation() {
     let p = parts();
-    let n = super::tables::MAX_TABLES_EXAMINED + 2;
+    let n = super::catalog::MAX_TABLES_EXAMINED + 2;
     let names: Vec<String> = (0..n).map(|i| format!("t{i:06}")).collect();
     for name in &names {
-        p.create_table("acct", name).unwrap();
+        p.catalog().create_table("acct", name).unwrap();
     }
     let last = names.last().cloned().unwrap_or_default();
     // a page full at once, then a look ahead for a match that runs out of budget
-    let (page, next) = p.list_tables("acct", None, 1, |name| name == "t000000" || name == last).unwrap();
+    let (page, next) =
+        p.catalog().list_tables("acct", None, 1, |name| name == "t000000" || name == last).unwrap();
     assert_eq!(page.len(), 1);
     assert_eq!(next.as_deref(), Some("t000001"));
     // a page that never fills, cut by the budget
-    let (page, next) = p.list_tables("acct", None, 5, |name| name == last).unwrap();
+    let (page, next) = p.catalog().list_tables("acct", None, 5, |name| name == last).unwrap();
     assert!(page.is_empty());
-    let cut = format!("t{:06}", super::tables::MAX_TABLES_EXAMINED);
+    let cut = format!("t{:06}", super::catalog::MAX_TABLES_EXAMINED);
     assert_eq!(next, Some(cut));
 }
 
 #[test]
 fn delete_table_drops_entities_and_recreate_is_empty() {
     let p = parts();
-    p.create_table("a", "tbl").unwrap();
-    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-        t.put(&entity("p", "r", 1));
-        Ok(())
-    })
-    .unwrap();
-    assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_some());
-    p.delete_table("a", "tbl").unwrap();
-    assert!(matches!(p.get_entity("a", "tbl", "p", "r"), Err(PartitionError::TableNotFound)));
-    p.create_table("a", "TBL").unwrap();
-    assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
-    assert_eq!(p.lookup_table("a", "tbl").unwrap().unwrap().name, "TBL");
-    let page = p.scan_entities(&scan(&KeyRange::unbounded(), None, 10, 100, None), |_| true).unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
+    p.writes()
+        .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+            t.put(&entity("p", "r", 1));
+            Ok(())
+        })
+        .unwrap();
+    assert!(p.reads().get_entity("a", "tbl", "p", "r").unwrap().is_some());
+    p.catalog().delete_table("a", "tbl").unwrap();
+    assert!(matches!(p.reads().get_entity("a", "tbl", "p", "r"), Err(PartitionError::TableNotFound)));
+    p.catalog().create_table("a", "TBL").unwrap();
+    assert!(p.reads().get_entity("a", "tbl", "p", "r").unwrap().is_none());
+    assert_eq!(p.catalog().lookup_table("a", "tbl").unwrap().unwrap().name, "TBL");
+    let page = p.scans().scan_entities(&scan(&KeyRange::unbounded(), None, 10, 100, None), |_| true).unwrap();
     assert!(page.entities.is_empty());
 }
 
@@ -129,19 +133,19 @@ fn catalog_cache_follows_concurrent_deletes_and_recreates() {
             let (p, stop) = (p.clone(), stop.clone());
             std::thread::spawn(move || {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let _ = p.lookup_table("a", "t");
+                    let _ = p.catalog().lookup_table("a", "t");
                 }
             })
         })
         .collect();
     let mut last_id = 0;
     for round in 0..300 {
-        let info = p.create_table("a", "t").unwrap();
+        let info = p.catalog().create_table("a", "t").unwrap();
         assert!(info.id > last_id);
         last_id = info.id;
-        assert_eq!(p.lookup_table("a", "T").unwrap().map(|t| t.id), Some(info.id), "round {round}");
-        p.delete_table("a", "t").unwrap();
-        assert_eq!(p.lookup_table("a", "t").unwrap(), None, "round {round}");
+        assert_eq!(p.catalog().lookup_table("a", "T").unwrap().map(|t| t.id), Some(info.id), "round {round}");
+        p.catalog().delete_table("a", "t").unwrap();
+        assert_eq!(p.catalog().lookup_table("a", "t").unwrap(), None, "round {round}");
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for r in readers {
@@ -152,29 +156,30 @@ fn catalog_cache_follows_concurrent_deletes_and_recreates() {
 #[test]
 fn failed_transaction_writes_nothing() {
     let p = parts();
-    p.create_table("a", "tbl").unwrap();
-    let r: Result<(), PartitionError> = p.transact("a", "tbl", "p", |t| {
+    p.catalog().create_table("a", "tbl").unwrap();
+    let r: Result<(), PartitionError> = p.writes().transact("a", "tbl", "p", |t| {
         t.put(&entity("p", "r", 1));
         Err(PartitionError::TableNotFound)
     });
     assert!(r.is_err());
-    assert!(p.get_entity("a", "tbl", "p", "r").unwrap().is_none());
+    assert!(p.reads().get_entity("a", "tbl", "p", "r").unwrap().is_none());
 }
 
 #[test]
 fn txn_reads_its_own_writes() {
     let p = parts();
-    p.create_table("a", "tbl").unwrap();
-    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-        t.put(&entity("p", "r", 1));
-        assert_eq!(t.get("p", "r")?.unwrap().get("n"), Some(&EdmValue::Int32(1)));
-        t.delete("p", "r");
-        assert!(t.get("p", "r")?.is_none());
-        t.put(&entity("p", "r", 2));
-        Ok(())
-    })
-    .unwrap();
-    let e = p.get_entity("a", "tbl", "p", "r").unwrap().unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
+    p.writes()
+        .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+            t.put(&entity("p", "r", 1));
+            assert_eq!(t.get("p", "r")?.unwrap().get("n"), Some(&EdmValue::Int32(1)));
+            t.delete("p", "r");
+            assert!(t.get("p", "r")?.is_none());
+            t.put(&entity("p", "r", 2));
+            Ok(())
+        })
+        .unwrap();
+    let e = p.reads().get_entity("a", "tbl", "p", "r").unwrap().unwrap();
     assert_eq!(e.get("n"), Some(&EdmValue::Int32(2)));
 }
 
@@ -182,17 +187,18 @@ fn txn_reads_its_own_writes() {
 fn txn_reads_its_own_writes_with_heaps_whole() {
     // Staged writes are kept encoded: reading one back decodes head and heap.
     let p = parts();
-    p.create_table("a", "tbl").unwrap();
-    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-        for n in [2, 3, 4] {
-            let e = versioned(n);
-            t.put(&e);
-            assert_eq!(t.get("p", "r")?, Some(e));
-        }
-        Ok(())
-    })
-    .unwrap();
-    assert_eq!(p.get_entity("a", "tbl", "p", "r").unwrap(), Some(versioned(4)));
+    p.catalog().create_table("a", "tbl").unwrap();
+    p.writes()
+        .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+            for n in [2, 3, 4] {
+                let e = versioned(n);
+                t.put(&e);
+                assert_eq!(t.get("p", "r")?, Some(e));
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(p.reads().get_entity("a", "tbl", "p", "r").unwrap(), Some(versioned(4)));
 }
 
 #[test]
@@ -230,20 +236,22 @@ fn a_transaction_writes_heads_first_then_heaps() {
 #[test]
 fn scan_pages_in_key_order_with_continuation() {
     let p = parts();
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     for pk in ["b", "a", ""] {
         for rk in ["2", "1"] {
-            p.transact::<_, PartitionError>("a", "tbl", pk, |t| {
-                t.put(&entity(pk, rk, 0));
-                Ok(())
-            })
-            .unwrap();
+            p.writes()
+                .transact::<_, PartitionError>("a", "tbl", pk, |t| {
+                    t.put(&entity(pk, rk, 0));
+                    Ok(())
+                })
+                .unwrap();
         }
     }
     let mut seen = Vec::new();
     let mut start: Option<(String, String)> = None;
     loop {
         let page = p
+            .scans()
             .scan_entities(
                 &scan(
                     &KeyRange::unbounded(),
@@ -271,25 +279,27 @@ fn scan_pages_in_key_order_with_continuation() {
 #[test]
 fn concurrent_read_modify_write_in_one_partition_is_serialized() {
     let p = Arc::new(parts());
-    p.create_table("a", "tbl").unwrap();
-    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-        t.put(&entity("p", "r", 0));
-        Ok(())
-    })
-    .unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
+    p.writes()
+        .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+            t.put(&entity("p", "r", 0));
+            Ok(())
+        })
+        .unwrap();
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let p = Arc::clone(&p);
             std::thread::spawn(move || {
                 for _ in 0..250 {
-                    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-                        let mut e = t.get("p", "r")?.unwrap();
-                        let Some(EdmValue::Int32(n)) = e.get("n").cloned() else { panic!() };
-                        e.set("n".into(), EdmValue::Int32(n + 1));
-                        t.put(&e);
-                        Ok(())
-                    })
-                    .unwrap();
+                    p.writes()
+                        .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+                            let mut e = t.get("p", "r")?.unwrap();
+                            let Some(EdmValue::Int32(n)) = e.get("n").cloned() else { panic!() };
+                            e.set("n".into(), EdmValue::Int32(n + 1));
+                            t.put(&e);
+                            Ok(())
+                        })
+                        .unwrap();
                 }
             })
         })
@@ -297,26 +307,28 @@ fn concurrent_read_modify_write_in_one_partition_is_serialized() {
     for t in threads {
         t.join().unwrap();
     }
-    let e = p.get_entity("a", "tbl", "p", "r").unwrap().unwrap();
+    let e = p.reads().get_entity("a", "tbl", "p", "r").unwrap().unwrap();
     assert_eq!(e.get("n"), Some(&EdmValue::Int32(1000)));
 }
 
 #[test]
 fn ranged_scans_respect_positions() {
     let p = parts();
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     for pk in ["a", "b", "c"] {
         for rk in ["1", "2", "3"] {
-            p.transact::<_, PartitionError>("a", "tbl", pk, |t| {
-                t.put(&entity(pk, rk, 0));
-                Ok(())
-            })
-            .unwrap();
+            p.writes()
+                .transact::<_, PartitionError>("a", "tbl", pk, |t| {
+                    t.put(&entity(pk, rk, 0));
+                    Ok(())
+                })
+                .unwrap();
         }
     }
     let scan = |lower: Option<KeyBound>, upper: Option<KeyBound>, resume: Option<(&str, &str)>| {
         let range = KeyRange { lower, upper };
-        p.scan_entities(&scan(&range, resume, 100, 1000, None), |_| true)
+        p.scans()
+            .scan_entities(&scan(&range, resume, 100, 1000, None), |_| true)
             .unwrap()
             .entities
             .into_iter()
@@ -360,14 +372,15 @@ fn assert_consistent(e: &Entity) {
 #[test]
 fn reads_never_mix_heads_and_heaps_of_different_writes() {
     let p = Arc::new(parts());
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     let write = |n: u32| {
-        p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-            t.get("p", "r")?;
-            t.put(&versioned(n));
-            Ok(())
-        })
-        .unwrap()
+        p.writes()
+            .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+                t.get("p", "r")?;
+                t.put(&versioned(n));
+                Ok(())
+            })
+            .unwrap()
     };
     write(0);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -379,10 +392,11 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                 let mut reads = 0u32;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let found = match kind {
-                        0 => p.get_entity("a", "tbl", "p", "r").unwrap().into_iter().collect(),
+                        0 => p.reads().get_entity("a", "tbl", "p", "r").unwrap().into_iter().collect(),
                         // no filter: heaps come from the cursor in step with the heads
                         3 => {
-                            p.scan_entities(&scan(&KeyRange::unbounded(), None, 10, 100, None), |_| true)
+                            p.scans()
+                                .scan_entities(&scan(&KeyRange::unbounded(), None, 10, 100, None), |_| true)
                                 .unwrap()
                                 .entities
                         }
@@ -390,24 +404,26 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                         4 => {
                             let needs = Needs::new(Vec::new(), true, None, &[]);
                             let all = KeyRange::unbounded();
-                            p.scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {
-                                row.row_key() == "r"
-                            })
-                            .unwrap()
-                            .entities
+                            p.scans()
+                                .scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {
+                                    row.row_key() == "r"
+                                })
+                                .unwrap()
+                                .entities
                         }
                         n => {
                             let props = if n == 1 { vec!["big".to_owned()] } else { vec!["n".to_owned()] };
                             let needs = Needs::new(props, true, None, &[]);
                             let all = KeyRange::unbounded();
-                            p.scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {
-                                row.row_key() == "r"
-                                    && (n != 1
-                                        || row.property("big").is_some()
-                                        || row.property("n").is_none())
-                            })
-                            .unwrap()
-                            .entities
+                            p.scans()
+                                .scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {
+                                    row.row_key() == "r"
+                                        && (n != 1
+                                            || row.property("big").is_some()
+                                            || row.property("n").is_none())
+                                })
+                                .unwrap()
+                                .entities
                         }
                     };
                     for e in &found {
@@ -431,23 +447,24 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
         assert!(r.join().unwrap() > 0);
     }
     // the last write was odd: no heap left behind
-    let e = p.get_entity("a", "tbl", "p", "r").unwrap().unwrap();
+    let e = p.reads().get_entity("a", "tbl", "p", "r").unwrap().unwrap();
     assert_eq!(e, versioned(2999));
-    let (start, end) = keys::table_heaps_range(p.lookup_table("a", "tbl").unwrap().unwrap().id);
+    let (start, end) = keys::table_heaps_range(p.catalog().lookup_table("a", "tbl").unwrap().unwrap().id);
     assert_eq!(p.store().scan(&start, &end).count(), 0);
     // and a delete removes the heap with the head
     write(3000);
     assert_eq!(p.store().scan(&start, &end).count(), 1);
-    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-        t.delete("p", "r");
-        Ok(())
-    })
-    .unwrap();
+    p.writes()
+        .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+            t.delete("p", "r");
+            Ok(())
+        })
+        .unwrap();
     assert_eq!(p.store().scan(&start, &end).count(), 0);
     // Delete Table drops heaps with heads
     write(3002);
     assert_eq!(p.store().scan(&start, &end).count(), 1);
-    p.delete_table("a", "tbl").unwrap();
+    p.catalog().delete_table("a", "tbl").unwrap();
     assert_eq!(p.store().scan(&start, &end).count(), 0);
 }
 
@@ -490,12 +507,12 @@ proptest::proptest! {
     ) {
         let store = Arc::new(CountingStore { inner: MemStore::new(), gets: Default::default() });
         let p = Partitions::new(store.clone());
-        p.create_table("a", "tbl").unwrap();
-        p.create_table("a", "tbm").unwrap();
+        p.catalog().create_table("a", "tbl").unwrap();
+        p.catalog().create_table("a", "tbm").unwrap();
         for (table, pk, rks) in [("tbl", "p", &stored), ("tbl", "o", &neighbours), ("tbl", "p\u{0}", &neighbours),
             ("tbl", "pa", &neighbours), ("tbm", "p", &neighbours)]
         {
-            p.transact::<_, PartitionError>("a", table, pk, |t| {
+            p.writes().transact::<_, PartitionError>("a", table, pk, |t| {
                 rks.iter().for_each(|rk| t.put(&entity(pk, rk, 1)));
                 Ok(())
             })
@@ -508,6 +525,7 @@ proptest::proptest! {
         };
         let before = store.gets.load(std::sync::atomic::Ordering::Relaxed);
         let found = p
+            .writes()
             .transact::<_, PartitionError>("a", "tbl", "p", |t| {
                 t.learn_absent("p", wanted.iter().map(String::as_str))?;
                 Ok(wanted.iter().map(|rk| t.get("p", rk).map(|e| e.is_some())).collect::<Result<Vec<_>, _>>()?)
@@ -545,7 +563,7 @@ fn point_reads_never_go_back_past_an_acknowledged_write() {
     use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     const ROWS: usize = 3;
     let p = Arc::new(parts());
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     // acknowledged version per row; versions 4k+1 are deletes
     let acked: Arc<Vec<AtomicU32>> = Arc::new((0..ROWS).map(|_| AtomicU32::new(0)).collect());
     // the latest delete begun per row (set before it is written)
@@ -556,11 +574,12 @@ fn point_reads_never_go_back_past_an_acknowledged_write() {
         e
     };
     for i in 0..ROWS {
-        p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-            t.put(&row(i, 0));
-            Ok(())
-        })
-        .unwrap();
+        p.writes()
+            .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+                t.put(&row(i, 0));
+                Ok(())
+            })
+            .unwrap();
     }
     let stop = Arc::new(AtomicBool::new(false));
     let reading = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -573,7 +592,7 @@ fn point_reads_never_go_back_past_an_acknowledged_write() {
                 while !stop.load(Ordering::Relaxed) {
                     let i = (reads as usize + r) % ROWS;
                     let before = acked[i].load(Ordering::SeqCst);
-                    let got = p.get_entity("a", "tbl", "p", &format!("r{i}")).unwrap();
+                    let got = p.reads().get_entity("a", "tbl", "p", &format!("r{i}")).unwrap();
                     match got {
                         Some(e) => {
                             let Some(EdmValue::Int32(n)) = e.get("n") else { panic!("no n: {e:?}") };
@@ -604,16 +623,17 @@ fn point_reads_never_go_back_past_an_acknowledged_write() {
     wait_until_under_way(&reading, 3);
     for n in 1..20_000u32 {
         let i = n as usize % ROWS;
-        p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-            if n % 4 == 1 {
-                deleting[i].store(n, Ordering::SeqCst);
-                t.delete("p", &format!("r{i}"));
-            } else {
-                t.put(&row(i, n));
-            }
-            Ok(())
-        })
-        .unwrap();
+        p.writes()
+            .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+                if n % 4 == 1 {
+                    deleting[i].store(n, Ordering::SeqCst);
+                    t.delete("p", &format!("r{i}"));
+                } else {
+                    t.put(&row(i, n));
+                }
+                Ok(())
+            })
+            .unwrap();
         acked[i].store(n, Ordering::SeqCst);
     }
     stop.store(true, Ordering::Relaxed);
@@ -629,37 +649,39 @@ fn point_reads_never_go_back_past_an_acknowledged_write() {
 fn a_writer_waiting_for_its_turn_does_not_hold_the_thread() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let p = Arc::new(parts());
-    p.create_table("a", "tbl").unwrap();
-    p.transact::<_, PartitionError>("a", "tbl", "p", |t| {
-        t.put(&entity("p", "old", 1));
-        Ok(())
-    })
-    .unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
+    p.writes()
+        .transact::<_, PartitionError>("a", "tbl", "p", |t| {
+            t.put(&entity("p", "old", 1));
+            Ok(())
+        })
+        .unwrap();
     rt.block_on(async {
         // another writer of the same partition (the table name in another case) is busy
-        let busy = p.turn("a", "TBL", "p").lock.lock().await;
+        let busy = p.writes.turns.of("a", "TBL", "p").lock.lock().await;
         let writer = tokio::spawn({
             let p = p.clone();
             async move {
-                p.transact_in_turn::<_, PartitionError>("a", "tbl", "p", |t| {
-                    t.put(&entity("p", "new", 2));
-                    Ok(())
-                })
-                .await
+                p.writes()
+                    .transact_in_turn::<_, PartitionError>("a", "tbl", "p", |t| {
+                        t.put(&entity("p", "new", 2));
+                        Ok(())
+                    })
+                    .await
             }
         });
         tokio::task::yield_now().await;
         assert!(!writer.is_finished(), "the writer waits for its turn");
         let reader = tokio::spawn({
             let p = p.clone();
-            async move { p.get_entity("a", "tbl", "p", "old").map(|e| e.is_some()) }
+            async move { p.reads().get_entity("a", "tbl", "p", "old").map(|e| e.is_some()) }
         });
         assert!(reader.await.unwrap().unwrap(), "a read runs while the writer waits");
-        assert!(p.get_entity("a", "tbl", "p", "new").unwrap().is_none());
+        assert!(p.reads().get_entity("a", "tbl", "p", "new").unwrap().is_none());
         drop(busy);
         writer.await.unwrap().unwrap();
     });
-    assert!(p.get_entity("a", "tbl", "p", "new").unwrap().is_some());
+    assert!(p.reads().get_entity("a", "tbl", "p", "new").unwrap().is_some());
 }
 
 /// A writer that leaves another waiting for the partition lets it commit before it
@@ -668,37 +690,38 @@ fn a_writer_waiting_for_its_turn_does_not_hold_the_thread() {
 fn a_writer_hands_its_turn_to_the_next_before_returning() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let p = Arc::new(parts());
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
     rt.block_on(async {
-        let busy = p.turn("a", "tbl", "p").lock.lock().await;
+        let busy = p.writes.turns.of("a", "tbl", "p").lock.lock().await;
         let writer = |name: &'static str| {
             let (p, log) = (p.clone(), log.clone());
             tokio::spawn(async move {
-                p.transact_in_turn::<_, PartitionError>("a", "tbl", "p", |t| {
-                    t.put(&entity("p", name, 1));
-                    log.lock().unwrap().push(format!("{name} commits"));
-                    Ok(())
-                })
-                .await
-                .unwrap();
+                p.writes()
+                    .transact_in_turn::<_, PartitionError>("a", "tbl", "p", |t| {
+                        t.put(&entity("p", name, 1));
+                        log.lock().unwrap().push(format!("{name} commits"));
+                        Ok(())
+                    })
+                    .await
+                    .unwrap();
                 log.lock().unwrap().push(format!("{name} returns"));
             })
         };
         let (first, second) = (writer("first"), writer("second"));
         let dropped = writer("dropped");
         tokio::task::yield_now().await;
-        assert!(p.turn("a", "tbl", "p").contended());
+        assert!(p.writes.turns.of("a", "tbl", "p").contended());
         dropped.abort();
         assert!(dropped.await.unwrap_err().is_cancelled());
         drop(busy);
         first.await.unwrap();
         second.await.unwrap();
-        assert!(!p.turn("a", "tbl", "p").contended(), "no writer is left counted");
+        assert!(!p.writes.turns.of("a", "tbl", "p").contended(), "no writer is left counted");
     });
     let log = log.lock().unwrap().clone();
     assert_eq!(log, ["first commits", "second commits", "second returns", "first returns"]);
-    assert!(p.get_entity("a", "tbl", "p", "dropped").unwrap().is_none());
+    assert!(p.reads().get_entity("a", "tbl", "p", "dropped").unwrap().is_none());
 }
 
 /// Read-modify-write increments through turns from many tasks on two threads lose
@@ -707,26 +730,27 @@ fn a_writer_hands_its_turn_to_the_next_before_returning() {
 fn writers_in_turn_lose_no_update() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
     let p = Arc::new(parts());
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     rt.block_on(async {
         let tasks: Vec<_> = (0..8)
             .map(|_| {
                 let p = p.clone();
                 tokio::spawn(async move {
                     for _ in 0..50 {
-                        p.transact_in_turn::<_, PartitionError>("a", "tbl", "p", |t| {
-                            let n = match t.get("p", "c")? {
-                                Some(e) => match e.properties[0].1 {
-                                    EdmValue::Int32(n) => n,
-                                    _ => unreachable!(),
-                                },
-                                None => 0,
-                            };
-                            t.put(&entity("p", "c", n + 1));
-                            Ok(())
-                        })
-                        .await
-                        .unwrap();
+                        p.writes()
+                            .transact_in_turn::<_, PartitionError>("a", "tbl", "p", |t| {
+                                let n = match t.get("p", "c")? {
+                                    Some(e) => match e.properties[0].1 {
+                                        EdmValue::Int32(n) => n,
+                                        _ => unreachable!(),
+                                    },
+                                    None => 0,
+                                };
+                                t.put(&entity("p", "c", n + 1));
+                                Ok(())
+                            })
+                            .await
+                            .unwrap();
                         tokio::task::yield_now().await;
                     }
                 })
@@ -736,7 +760,7 @@ fn writers_in_turn_lose_no_update() {
             t.await.unwrap();
         }
     });
-    let e = p.get_entity("a", "tbl", "p", "c").unwrap().unwrap();
+    let e = p.reads().get_entity("a", "tbl", "p", "c").unwrap().unwrap();
     assert_eq!(e.properties[0].1, EdmValue::Int32(400));
 }
 
@@ -746,15 +770,16 @@ fn store_with_legacy_heaps(store: Arc<dyn Store>, entities: u32) -> Vec<Entity> 
     let p = Partitions::new(store.clone());
     let mut written = Vec::new();
     for table in ["one", "two"] {
-        let id = p.create_table("a", table).unwrap().id;
+        let id = p.catalog().create_table("a", table).unwrap().id;
         for n in 0..entities {
             let mut e = versioned(n);
             e.row_key = format!("r{n:05}");
-            p.transact::<_, PartitionError>("a", table, "p", |t| {
-                t.put(&e);
-                Ok(())
-            })
-            .unwrap();
+            p.writes()
+                .transact::<_, PartitionError>("a", table, "p", |t| {
+                    t.put(&e);
+                    Ok(())
+                })
+                .unwrap();
             let key = keys::entity_key(id, "p", &e.row_key);
             if let Some(heap) = store.get(&keys::heap_key(&key)).unwrap() {
                 let mut legacy = key.clone();
@@ -780,20 +805,20 @@ fn legacy_heaps_move_into_their_tables(store: Arc<dyn Store>) {
     assert_eq!(move_legacy_heaps(store.as_ref()).unwrap(), 0, "a second run has nothing to do");
     let p = Partitions::new(store.clone());
     for table in ["one", "two"] {
-        let id = p.lookup_table("a", table).unwrap().unwrap().id;
+        let id = p.catalog().lookup_table("a", table).unwrap().unwrap().id;
         let (hs, he) = keys::table_heaps_range(id);
         assert_eq!(store.scan(&hs, &he).count(), 1050);
         for e in written.iter().step_by(97) {
-            assert_eq!(p.get_entity("a", table, "p", &e.row_key).unwrap().as_ref(), Some(e));
+            assert_eq!(p.reads().get_entity("a", table, "p", &e.row_key).unwrap().as_ref(), Some(e));
         }
         let all = KeyRange::unbounded();
         let whole = Scan { table, ..scan(&all, None, 5000, 5000, None) };
-        let page = p.scan_entities(&whole, |_| true).unwrap();
+        let page = p.scans().scan_entities(&whole, |_| true).unwrap();
         assert_eq!(page.entities, written[..2100], "a scan reads every heap in step with its head");
     }
     // deleting a table now removes its heaps with its heads
-    p.delete_table("a", "one").unwrap();
-    let id = p.lookup_table("a", "two").unwrap().unwrap().id;
+    p.catalog().delete_table("a", "one").unwrap();
+    let id = p.catalog().lookup_table("a", "two").unwrap().unwrap().id;
     let (all_start, _) = keys::table_entities_range(0);
     let (_, two_end) = keys::table_entities_range(id);
     assert_eq!(store.scan(&all_start, &two_end).count(), 2 * 2100 - 1050);
@@ -829,7 +854,7 @@ fn an_interrupted_heap_move_is_finished_by_the_next() {
     assert_eq!(move_legacy_heaps(store.as_ref()).unwrap(), 10);
     let p = Partitions::new(store);
     for e in &written[..10] {
-        assert_eq!(p.get_entity("a", "one", "p", &e.row_key).unwrap().as_ref(), Some(e));
+        assert_eq!(p.reads().get_entity("a", "one", "p", &e.row_key).unwrap().as_ref(), Some(e));
     }
 }
 
@@ -861,7 +886,7 @@ proptest::proptest! {
     }
 }
 
-/// With a store that syncs its writes, a write through [`Partitions::transact_in_turn`]
+/// With a store that syncs its writes, a write through [`Writes::transact_in_turn`]
 /// returns only once a log sync covers it, whichever writer ran that sync.
 #[test]
 fn synced_writes_in_turn_return_only_once_synced() {
@@ -869,8 +894,8 @@ fn synced_writes_in_turn_return_only_once_synced() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
     let store = Arc::new(Unsynced::default());
     let p = Arc::new(Partitions::new(store.clone()));
-    p.create_table("a", "tbl").unwrap();
-    let table_id = p.table_id("a", "tbl").unwrap().unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
+    let table_id = p.catalog().table_id("a", "tbl").unwrap().unwrap();
     let before = store.syncs.load(std::sync::atomic::Ordering::SeqCst);
     rt.block_on(async {
         let writers: Vec<_> = (0..64)
@@ -878,12 +903,13 @@ fn synced_writes_in_turn_return_only_once_synced() {
                 let (p, store) = (p.clone(), store.clone());
                 tokio::spawn(async move {
                     let (pk, rk) = (format!("p{}", i % 4), format!("r{i}"));
-                    p.transact_in_turn::<_, PartitionError>("a", "tbl", &pk, |t| {
-                        t.put(&entity(&pk, &rk, i));
-                        Ok(())
-                    })
-                    .await
-                    .unwrap();
+                    p.writes()
+                        .transact_in_turn::<_, PartitionError>("a", "tbl", &pk, |t| {
+                            t.put(&entity(&pk, &rk, i));
+                            Ok(())
+                        })
+                        .await
+                        .unwrap();
                     // acknowledged: it must be synced (in the inner store), not only written
                     let key = keys::entity_key(table_id, &pk, &rk);
                     assert!(store.inner.get(&key).unwrap().is_some(), "{rk} returned before its sync");
@@ -906,10 +932,10 @@ fn a_failed_sync_fails_the_write() {
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let store = Arc::new(Unsynced::default());
     let p = Partitions::new(store.clone());
-    p.create_table("a", "tbl").unwrap();
+    p.catalog().create_table("a", "tbl").unwrap();
     store.fail_next.store(true, std::sync::atomic::Ordering::SeqCst);
     let write = |rk: &'static str| {
-        p.transact_in_turn::<_, PartitionError>("a", "tbl", "p", move |t| {
+        p.writes().transact_in_turn::<_, PartitionError>("a", "tbl", "p", move |t| {
             t.put(&entity("p", rk, 1));
             Ok(())
         })
@@ -934,7 +960,7 @@ proptest::proptest! {
         let mut created: Vec<String> = Vec::new();
         for n in &names {
             // names equal but for their case are one table
-            if p.create_table("acct", n).is_ok() {
+            if p.catalog().create_table("acct", n).is_ok() {
                 created.push(n.clone());
             }
         }
@@ -946,7 +972,7 @@ proptest::proptest! {
         for page in 0.. {
             proptest::prop_assert!(page <= created.len(), "no progress");
             let top = tops[page % tops.len()];
-            let (tables, next) = p.list_tables("acct", from.as_deref(), top, keep).unwrap();
+            let (tables, next) = p.catalog().list_tables("acct", from.as_deref(), top, keep).unwrap();
             proptest::prop_assert!(tables.len() <= top);
             got.extend(tables.into_iter().map(|t| t.name));
             let Some(next) = next else { break };

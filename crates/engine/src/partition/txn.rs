@@ -13,7 +13,7 @@ use std::cell::RefCell;
 /// per key costs less than setting up an ordered walk over every level of the store.
 const WALK_MIN_KEYS: usize = 8;
 
-/// A transaction over one table's partition; created by `Partitions::transact`.
+/// A transaction over one table's partition; created by `Writes::transact`.
 pub struct Txn<'a> {
     store: &'a dyn Store,
     table_id: u64,

@@ -37,7 +37,7 @@ impl Access {
     /// Get Table ACL: the table's stored access policies (404 `ResourceNotFound` when the
     /// table does not exist).
     pub fn get_table_acl(&self, account: &str, table: &str) -> Result<Vec<SignedIdentifier>, ServiceError> {
-        if self.parts.lookup_table(account, table)?.is_none() {
+        if self.parts.catalog().lookup_table(account, table)?.is_none() {
             return Err(ServiceError::ResourceNotFound);
         }
         self.stored_acl(account, table)
@@ -51,7 +51,7 @@ impl Access {
         acl: &[SignedIdentifier],
     ) -> Result<(), ServiceError> {
         let bytes = (!acl.is_empty()).then(|| write_acl(acl));
-        match self.parts.set_table_acl(account, table, bytes) {
+        match self.parts.settings().set_table_acl(account, table, bytes) {
             Err(PartitionError::TableNotFound) => Err(ServiceError::ResourceNotFound),
             other => Ok(other?),
         }
@@ -69,7 +69,7 @@ impl Access {
     }
 
     fn stored_acl(&self, account: &str, table: &str) -> Result<Vec<SignedIdentifier>, ServiceError> {
-        match self.parts.table_acl(account, table)? {
+        match self.parts.settings().table_acl(account, table)? {
             Some(bytes) => parse_acl(&bytes).map_err(|e| corrupt("table ACL", &e)),
             None => Ok(Vec::new()),
         }
@@ -77,7 +77,7 @@ impl Access {
 
     /// Get Table Service Properties: the stored settings, or the defaults when never set.
     pub fn get_service_properties(&self, account: &str) -> Result<StorageServiceProperties, ServiceError> {
-        match self.parts.service_properties(account)? {
+        match self.parts.settings().service_properties(account)? {
             Some(bytes) => {
                 StorageServiceProperties::load(&bytes).map_err(|e| corrupt("service properties", &e))
             }
@@ -92,7 +92,7 @@ impl Access {
         account: &str,
         update: ServicePropertiesUpdate,
     ) -> Result<(), ServiceError> {
-        self.parts.update_service_properties(account, |stored| {
+        self.parts.settings().update_service_properties(account, |stored| {
             let mut props = match stored {
                 Some(bytes) => {
                     StorageServiceProperties::load(&bytes).map_err(|e| corrupt("service properties", &e))?

@@ -111,7 +111,7 @@ impl Entities {
     }
 
     /// Point query with the entity handed to `f` as a view of its stored bytes
-    /// ([`Partitions::get_entity_with`]): the caller's key range (a row outside it is not
+    /// ([`Reads::get_entity_with`](crate::partition::Reads::get_entity_with)): the caller's key range (a row outside it is not
     /// found), throttling, the advisor's count.
     pub fn get_entity_with<'a, R>(
         &self,
@@ -124,7 +124,7 @@ impl Entities {
         let caller = caller.into();
         caller.check_readable(pk, rk)?;
         self.gate.admit(caller.account, table, Some(pk), 1)?;
-        let found = self.parts.get_entity_with(caller.account, table, pk, rk, f)?;
+        let found = self.parts.reads().get_entity_with(caller.account, table, pk, rk, f)?;
         self.notes.point_read(caller.account, table, pk);
         found.ok_or(ServiceError::ResourceNotFound)
     }
@@ -274,7 +274,7 @@ fn query_page(
         let scan =
             Scan { account, table, range, resume: start, limit, max_examined: budget, needs: needs.as_ref() };
         let keep = |row: &dyn Row| compiled.as_ref().is_none_or(|f| f.eval(row));
-        let part = parts.scan_entities(&scan, keep)?;
+        let part = parts.scans().scan_entities(&scan, keep)?;
         scanned = true;
         examined += part.examined;
         skipped += part.skipped;
@@ -285,7 +285,7 @@ fn query_page(
         }
     }
     if !scanned {
-        parts.lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
+        parts.catalog().lookup_table(account, table)?.ok_or(ServiceError::TableNotFound)?;
     }
     page.examined = examined.saturating_add(usize::try_from(skipped).unwrap_or(usize::MAX));
     Ok(page)
@@ -302,7 +302,11 @@ impl Entities {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.gate.admit(account, table, Some(&pk), 1)?;
-        let e = self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new)).await?;
+        let e = self
+            .parts
+            .writes()
+            .transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new))
+            .await?;
         self.notes.write(account, table, &e.partition_key, [(e.row_key.as_str(), true)]);
         Ok(e)
     }
@@ -318,8 +322,11 @@ impl Entities {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.gate.admit(account, table, Some(&pk), 1)?;
-        let e =
-            self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond)).await?;
+        let e = self
+            .parts
+            .writes()
+            .transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond))
+            .await?;
         self.notes.write(
             account,
             table,
@@ -341,8 +348,11 @@ impl Entities {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.gate.admit(account, table, Some(&pk), 1)?;
-        let e =
-            self.parts.transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond)).await?;
+        let e = self
+            .parts
+            .writes()
+            .transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond))
+            .await?;
         self.notes.write(
             account,
             table,
@@ -363,7 +373,10 @@ impl Entities {
     ) -> Result<(), ServiceError> {
         let Caller { account, .. } = caller.into().admits(pk, rk)?;
         self.gate.admit(account, table, Some(pk), 1)?;
-        self.parts.transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond)).await?;
+        self.parts
+            .writes()
+            .transact_in_turn(account, table, pk, |txn| apply_delete(txn, pk, rk, cond))
+            .await?;
         self.notes.write(account, table, pk, [(rk, false)]);
         Ok(())
     }

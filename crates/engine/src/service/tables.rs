@@ -79,7 +79,7 @@ impl Tables {
         let (parts, owned) = (Arc::clone(&self.parts), account.to_owned());
         let page: (Vec<String>, Option<String>) = super::off_the_workers(move || {
             let keep = |name: &str| filter.as_ref().is_none_or(|f| eval_table_name(f, name));
-            let (tables, next) = parts.list_tables(&owned, from.as_deref(), top, keep)?;
+            let (tables, next) = parts.catalog().list_tables(&owned, from.as_deref(), top, keep)?;
             Ok((tables.into_iter().map(|t| t.name).collect(), next))
         })
         .await?;
@@ -97,13 +97,13 @@ impl Tables {
         if self.delete_delay.as_ref().is_some_and(|d| d.being_deleted(account, name)) {
             return Err(ServiceError::TableBeingDeleted);
         }
-        Ok(self.parts.create_table(account, name)?.name)
+        Ok(self.parts.catalog().create_table(account, name)?.name)
     }
 
     /// Delete Table: removes the table and all its entities.
     pub fn delete_table(&self, account: &str, name: &str) -> Result<(), ServiceError> {
         self.gate.admit(account, name, None, 1)?;
-        match self.parts.delete_table(account, name) {
+        match self.parts.catalog().delete_table(account, name) {
             Err(PartitionError::TableNotFound) => Err(ServiceError::ResourceNotFound),
             other => {
                 other?;
@@ -122,12 +122,12 @@ impl Tables {
     pub fn delete_all_tables(&self, account: &str) -> Result<usize, ServiceError> {
         let mut deleted = 0;
         loop {
-            let (tables, _) = self.parts.list_tables(account, None, 1000, |_| true)?;
+            let (tables, _) = self.parts.catalog().list_tables(account, None, 1000, |_| true)?;
             if tables.is_empty() {
                 break;
             }
             for t in &tables {
-                match self.parts.delete_table(account, &t.name) {
+                match self.parts.catalog().delete_table(account, &t.name) {
                     // deleted meanwhile by a request
                     Ok(()) | Err(PartitionError::TableNotFound) => deleted += 1,
                     Err(e) => return Err(e.into()),
@@ -142,13 +142,13 @@ impl Tables {
 
     /// Whether `account` holds no table.
     pub fn has_no_tables(&self, account: &str) -> Result<bool, ServiceError> {
-        Ok(self.parts.list_tables(account, None, 1, |_| true)?.0.is_empty())
+        Ok(self.parts.catalog().list_tables(account, None, 1, |_| true)?.0.is_empty())
     }
 
     /// Get Table (`GET /Tables('name')`): the table's name as created.
     pub fn get_table(&self, account: &str, name: &str) -> Result<String, ServiceError> {
         self.gate.admit(account, name, None, 1)?;
-        match self.parts.lookup_table(account, name)? {
+        match self.parts.catalog().lookup_table(account, name)? {
             Some(t) => Ok(t.name),
             None => Err(ServiceError::ResourceNotFound),
         }

@@ -68,6 +68,7 @@ impl Entities {
             .then(|| actions.iter().map(|a| (a.keys().1.to_owned(), a.may_insert())).collect());
         let out = self
             .parts
+            .writes()
             .transact_in_turn(caller.account, table, &pk, |txn| {
                 // Inserts into a new partition then need no lookup per row.
                 txn.learn_absent(&pk, actions.iter().map(|a| a.keys().1)).map_err(|e| fail(0, e.into()))?;

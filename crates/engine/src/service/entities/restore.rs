@@ -28,7 +28,7 @@ impl Entities {
             check_keys(&e.partition_key, &e.row_key)?;
             check_entity_limits(e)?;
         }
-        self.parts.transact(account, table, pk, |txn| {
+        self.parts.writes().transact(account, table, pk, |txn| {
             txn.learn_absent(pk, entities.iter().map(|e| e.row_key.as_str()))?;
             for e in entities {
                 txn.put(e);

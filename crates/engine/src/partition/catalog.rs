@@ -1,12 +1,20 @@
-//! The table catalog: per-account table records keyed by lowercase name, each with a
-//! numeric id that prefixes the table's entity keys.
+//! [`Catalog`]: the table catalog. Per-account table records keyed by lowercase name,
+//! each with a numeric id that prefixes the table's entity keys, so deleting a table is
+//! one catalog delete plus one range tombstone over its entities: O(1) work, whatever
+//! the table holds, and a re-created table never sees old rows.
+//!
+//! The catalog gate lives here: Create and Delete Table hold it exclusively, and every
+//! write into a table holds it shared through [`Catalog::open`] for as long as it
+//! writes, so no write can land in a table while it is being deleted.
 
-use super::{PartitionError, Partitions};
+use super::cache::EntityCache;
+use super::skip::Summaries;
+use super::PartitionError;
 use aztable_store::codec::{self, TableRecord};
-use aztable_store::{keys, WriteBatch};
+use aztable_store::{keys, Store, WriteBatch};
 use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 /// `[start, end)` of stored keys.
 type KeyRange = (Vec<u8>, Vec<u8>);
@@ -68,27 +76,79 @@ impl CatalogCache {
     }
 }
 
-impl Partitions {
+/// See the module documentation.
+pub struct Catalog {
+    store: Arc<dyn Store>,
+    /// Held shared by writes into a table ([`Catalog::open`]), exclusively by table
+    /// create and delete.
+    gate: RwLock<()>,
+    /// Serializes table id allocation.
+    ids: Mutex<()>,
+    /// Table records by name, so entity operations skip the catalog read.
+    cache: CatalogCache,
+    /// What Delete Table forgets besides the records: every cached entity (the cache
+    /// is not indexed by table) and the table's value summary.
+    entity_cache: Arc<EntityCache>,
+    summaries: Arc<Summaries>,
+}
+
+/// A table held open for a write: its id, with the catalog gate held shared until this
+/// drops, so the table cannot be deleted meanwhile.
+pub(super) struct OpenTable<'a> {
+    pub(super) id: u64,
+    _gate: RwLockReadGuard<'a, ()>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog").finish_non_exhaustive()
+    }
+}
+
+impl Catalog {
+    pub(super) fn new(
+        store: Arc<dyn Store>,
+        entity_cache: Arc<EntityCache>,
+        summaries: Arc<Summaries>,
+    ) -> Self {
+        Catalog {
+            store,
+            gate: RwLock::new(()),
+            ids: Mutex::new(()),
+            cache: CatalogCache::default(),
+            entity_cache,
+            summaries,
+        }
+    }
+
+    /// Holds the table open for a write (the catalog gate shared); `TableNotFound` when
+    /// there is no such table.
+    pub(super) fn open(&self, account: &str, table: &str) -> Result<OpenTable<'_>, PartitionError> {
+        let gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
+        let id = self.table_id(account, table)?.ok_or(PartitionError::TableNotFound)?;
+        Ok(OpenTable { id, _gate: gate })
+    }
+
     /// Looks a table up by name (case-insensitive). Every entity operation starts
     /// here, so found tables are remembered in [`CatalogCache`].
     pub fn lookup_table(&self, account: &str, name: &str) -> Result<Option<TableInfo>, PartitionError> {
         let key = keys::table_key(account, name);
-        if let Some(info) = self.catalog_cache.get(&key) {
+        if let Some(info) = self.cache.get(&key) {
             return Ok(Some(info));
         }
-        let generation = self.catalog_cache.generation();
+        let generation = self.cache.generation();
         match self.store.get(&key)? {
             Some(v) => {
                 let rec = codec::decode_table(&v)?;
                 let info = TableInfo { id: rec.id, name: rec.name };
-                self.catalog_cache.fill(key, &info, generation);
+                self.cache.fill(key, &info, generation);
                 Ok(Some(info))
             }
             None => Ok(None),
         }
     }
 
-    /// The id of a table found by name (as [`Partitions::lookup_table`]), without
+    /// The id of a table found by name (as [`Catalog::lookup_table`]), without
     /// allocating when the table is cached: every entity operation starts here.
     pub fn table_id(&self, account: &str, name: &str) -> Result<Option<u64>, PartitionError> {
         thread_local! {
@@ -98,7 +158,7 @@ impl Partitions {
             let mut key = key.borrow_mut();
             key.clear();
             keys::push_table_key(&mut key, account, name);
-            self.catalog_cache.id(&key)
+            self.cache.id(&key)
         });
         match cached {
             Some(id) => Ok(Some(id)),
@@ -108,11 +168,11 @@ impl Partitions {
 
     /// Creates a table; `TableAlreadyExists` if one exists with the name in any case.
     pub fn create_table(&self, account: &str, name: &str) -> Result<TableInfo, PartitionError> {
-        let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
+        let _gate = self.gate.write().unwrap_or_else(|p| p.into_inner());
         if self.lookup_table(account, name)?.is_some() {
             return Err(PartitionError::TableAlreadyExists);
         }
-        let _ids = self.id_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _ids = self.ids.lock().unwrap_or_else(|p| p.into_inner());
         let id = match self.store.get(keys::NEXT_TABLE_ID_KEY)? {
             Some(v) => codec::decode_u64(&v)?,
             None => 1,
@@ -136,10 +196,10 @@ impl Partitions {
         Ok(())
     }
 
-    /// [`Partitions::delete_table`]'s write; returns the key range it emptied (the
+    /// [`Catalog::delete_table`]'s write; returns the key range it emptied (the
     /// table's entity heads and heaps).
     fn delete_table_record(&self, account: &str, name: &str) -> Result<KeyRange, PartitionError> {
-        let _gate = self.catalog_gate.write().unwrap_or_else(|p| p.into_inner());
+        let _gate = self.gate.write().unwrap_or_else(|p| p.into_inner());
         let info = self.lookup_table(account, name)?.ok_or(PartitionError::TableNotFound)?;
         let (start, end) = keys::table_entities_range(info.id);
         let mut batch = WriteBatch::new();
@@ -150,7 +210,7 @@ impl Partitions {
         self.entity_cache.clear();
         result?;
         self.summaries.forget(info.id);
-        self.catalog_cache.forget(&keys::table_key(account, name));
+        self.cache.forget(&keys::table_key(account, name));
         Ok((start, end))
     }
 

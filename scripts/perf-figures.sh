@@ -46,6 +46,8 @@ kill "$NP"
 # 1,000,000 entities: aztable alone (Azurite keeps every entity in its heap)
 $B --repeat 2 --endpoint $A --pid $AZP --scenario filtered-scan,filtered-walk --preload 1000000 \
   --table scan1m --keep-tables > "$OUT/scans-1m.txt" 2>&1
+# (the memory figures below are of the later tables alone)
+"$BIN/aztable" reset --url http://127.0.0.1:10302 >/dev/null 2>&1
 # (--connections repeated would add to the list, so not $B here)
 $BIN/aztable-bench --duration 8s --settle 20s --markdown --repeat 2 --endpoint $A --compare $C --pid $AZP \
   --compare-pid $CEP --scenario point-read --connections 16,256,1000 > "$OUT/sweep.txt" 2>&1

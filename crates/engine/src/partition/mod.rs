@@ -86,9 +86,14 @@ impl std::fmt::Debug for Partitions {
 
 impl Partitions {
     pub fn new(store: Arc<dyn Store>) -> Self {
+        Partitions::with_summary_budget(store, skip::SUMMARY_BUDGET)
+    }
+
+    /// [`Partitions::new`] with value summaries limited to `budget` bytes in all.
+    fn with_summary_budget(store: Arc<dyn Store>, budget: usize) -> Self {
         let stripes = Arc::new(stripes::Stripes::default());
         let entity_cache = Arc::new(cache::EntityCache::new(ENTITY_CACHE_BYTES));
-        let summaries = Arc::new(skip::Summaries::default());
+        let summaries = Arc::new(skip::Summaries::with_budget(budget));
         let catalog =
             Arc::new(Catalog::new(Arc::clone(&store), Arc::clone(&entity_cache), Arc::clone(&summaries)));
         Partitions {

@@ -55,6 +55,9 @@ const MAX_SPANS: usize = 24;
 /// How long a table whose build failed waits before a scan may start another.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
 
+/// How long a table whose summary did not fit the budget waits before another try.
+const RETRY_OVER_BUDGET: Duration = Duration::from_secs(60);
+
 /// Rows a build reads per store pass (it holds the store only that long).
 const BUILD_CHUNK: usize = 4096;
 
@@ -364,9 +367,21 @@ pub(super) struct Walk {
     pub(super) skipped_rows: u64,
 }
 
+/// Why a build ended without a summary.
+#[derive(Debug)]
+enum BuildError {
+    Store(StoreError),
+    /// The summary would not fit the budget (the build stops as soon as it knows).
+    OverBudget,
+    /// The partition server is closing, or the thread could not start.
+    Stopped,
+}
+
 /// The summaries of every table of a store.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Summaries {
+    /// What every summary together may hold ([`SUMMARY_BUDGET`]).
+    budget: usize,
     tables: Mutex<HashMap<u64, Entry>>,
     /// Entries in `tables`: writes skip the lock while there are none.
     entries: AtomicUsize,
@@ -379,6 +394,17 @@ pub(super) struct Summaries {
 }
 
 impl Summaries {
+    pub(super) fn with_budget(budget: usize) -> Summaries {
+        Summaries {
+            budget,
+            tables: Mutex::default(),
+            entries: AtomicUsize::new(0),
+            bytes: AtomicUsize::new(0),
+            building: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<u64, Entry>> {
         self.tables.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -475,7 +501,7 @@ impl Summaries {
     /// another build runs: true when the caller must now pass the write barrier
     /// ([`Summaries::wait_for_writers`]) and then [`Summaries::spawn_build`].
     pub(super) fn begin(&self, table_id: u64) -> bool {
-        if self.bytes.load(Ordering::Relaxed) >= SUMMARY_BUDGET {
+        if self.bytes.load(Ordering::Relaxed) >= self.budget {
             return false;
         }
         let mut tables = self.lock();
@@ -506,14 +532,14 @@ impl Summaries {
         let spawned =
             std::thread::Builder::new().name("scan-summary".into()).spawn(move || me.build(&store, table_id));
         if spawned.is_err() {
-            self.finish(table_id, Err(None));
+            self.finish(table_id, Err(BuildError::Stopped));
         }
     }
 
     /// Builds the summary begun by [`Summaries::begin`] here.
     pub(super) fn build(&self, store: &Weak<dyn Store>, table_id: u64) {
         let built = self.read_blocks(store, table_id);
-        self.finish(table_id, built.map_err(Some));
+        self.finish(table_id, built);
     }
 
     /// Stops running builds (the partition server closes).
@@ -521,37 +547,51 @@ impl Summaries {
         self.closed.store(true, Ordering::SeqCst);
     }
 
-    /// One pass over the table's heads, in chunks that each hold the store briefly.
-    fn read_blocks(&self, store: &Weak<dyn Store>, table_id: u64) -> Result<Summary, StoreError> {
+    /// One pass over the table's heads, in chunks that each hold the store briefly;
+    /// it stops once the blocks sealed so far would not fit the budget.
+    fn read_blocks(&self, store: &Weak<dyn Store>, table_id: u64) -> Result<Summary, BuildError> {
         let (table_start, end) = keys::table_heads_range(table_id);
-        let mut blocks = Vec::new();
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut bytes = end.capacity();
         let mut current = Pending::new(table_start.clone());
         let mut from = table_start;
         loop {
             if self.closed.load(Ordering::SeqCst) {
-                return Err(StoreError::Engine("closing".into()));
+                return Err(BuildError::Stopped);
             }
             let Some(store) = store.upgrade() else {
-                return Err(StoreError::Engine("closed".into()));
+                return Err(BuildError::Stopped);
             };
             let mut read = 0;
             let mut last: Option<Vec<u8>> = None;
-            store.scan_with(&from, &end, &mut |key, head| {
-                if current.rows == BLOCK_ROWS {
-                    let next = Pending::new(key.to_vec());
-                    blocks.push(std::mem::replace(&mut current, next).seal());
-                }
-                let facts = Facts::of_head(head)?;
-                current.hashes.extend(facts.pairs);
-                facts.scalars.into_iter().for_each(|(name, v)| current.spans.widen(name, v));
-                current.rows += 1;
-                read += 1;
-                if read == BUILD_CHUNK {
-                    last = Some(key.to_vec());
-                    return Ok(false);
-                }
-                Ok(true)
-            })?;
+            let mut over = false;
+            store
+                .scan_with(&from, &end, &mut |key, head| {
+                    if current.rows == BLOCK_ROWS {
+                        let next = Pending::new(key.to_vec());
+                        let block = std::mem::replace(&mut current, next).seal();
+                        bytes += block.bytes();
+                        blocks.push(block);
+                        if self.bytes.load(Ordering::Relaxed) + bytes > self.budget {
+                            over = true;
+                            return Ok(false);
+                        }
+                    }
+                    let facts = Facts::of_head(head)?;
+                    current.hashes.extend(facts.pairs);
+                    facts.scalars.into_iter().for_each(|(name, v)| current.spans.widen(name, v));
+                    current.rows += 1;
+                    read += 1;
+                    if read == BUILD_CHUNK {
+                        last = Some(key.to_vec());
+                        return Ok(false);
+                    }
+                    Ok(true)
+                })
+                .map_err(BuildError::Store)?;
+            if over {
+                return Err(BuildError::OverBudget);
+            }
             match last {
                 Some(mut key) => {
                     key.push(0); // the smallest key after it
@@ -560,14 +600,15 @@ impl Summaries {
                 None => break,
             }
         }
-        blocks.push(current.seal());
-        let bytes = blocks.iter().map(Block::bytes).sum::<usize>() + end.capacity();
+        let block = current.seal();
+        bytes += block.bytes();
+        blocks.push(block);
         Ok(Summary { blocks, end, bytes })
     }
 
     /// Installs a built summary with the pairs written meanwhile, or records the
-    /// failure (`Err(None)`: the thread could not start).
-    fn finish(&self, table_id: u64, built: Result<Summary, Option<StoreError>>) {
+    /// failure.
+    fn finish(&self, table_id: u64, built: Result<Summary, BuildError>) {
         let mut tables = self.lock();
         let pending = match tables.get_mut(&table_id) {
             Some(Entry::Building { pending }) => std::mem::take(pending),
@@ -579,24 +620,27 @@ impl Summaries {
         };
         let entry = match built {
             Ok(mut summary) => {
-                let fits = self.bytes.load(Ordering::Relaxed) + summary.bytes <= SUMMARY_BUDGET;
-                let mut keep = fits;
+                let mut keep = true;
                 for (key, facts) in &pending {
                     keep &= summary.add(key, facts);
                 }
-                if keep {
+                if self.bytes.load(Ordering::Relaxed) + summary.bytes > self.budget {
+                    Entry::Failed { until: Instant::now() + RETRY_OVER_BUDGET }
+                } else if keep {
                     self.bytes.fetch_add(summary.bytes, Ordering::Relaxed);
                     Entry::Ready(summary)
                 } else {
                     Entry::Failed { until: Instant::now() + RETRY_AFTER }
                 }
             }
-            Err(e) => {
-                if let Some(e) = e.filter(|_| !self.closed.load(Ordering::SeqCst)) {
+            Err(BuildError::OverBudget) => Entry::Failed { until: Instant::now() + RETRY_OVER_BUDGET },
+            Err(BuildError::Store(e)) => {
+                if !self.closed.load(Ordering::SeqCst) {
                     tracing::warn!(table_id, error = %e, "could not summarize a table for scans");
                 }
                 Entry::Failed { until: Instant::now() + RETRY_AFTER }
             }
+            Err(BuildError::Stopped) => Entry::Failed { until: Instant::now() + RETRY_AFTER },
         };
         self.set(&mut tables, table_id, Some(entry));
         self.building.store(false, Ordering::SeqCst);

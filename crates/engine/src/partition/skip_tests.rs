@@ -498,3 +498,27 @@ fn a_build_waits_for_writes_that_began_before_it() {
     assert!(is_ready(&p));
     assert_eq!(query(&p, "needle", 1000, 100_000).0, [("p".to_owned(), "r00500".to_owned())]);
 }
+
+/// A summary that would not fit the budget is not kept, and scans read every row, as
+/// before a summary exists.
+#[test]
+fn a_summary_over_the_budget_is_not_kept() {
+    let p = Partitions::with_summary_budget(Arc::new(MemStore::new()), 4096);
+    p.catalog().create_table("a", "tbl").unwrap();
+    for i in 0..2000 {
+        put(&p, &entity("p", &format!("r{i:05}"), &format!("tag{i}"), "x"));
+    }
+    summarize(&p);
+    assert!(!is_ready(&p));
+    let (found, skipped) = query(&p, "tag1500", 1000, 100_000);
+    assert_eq!(found, [("p".to_owned(), "r01500".to_owned())]);
+    assert_eq!(skipped, 0);
+    // a table that fits the same budget is summarized
+    let small = Partitions::with_summary_budget(Arc::new(MemStore::new()), 4096);
+    small.catalog().create_table("a", "tbl").unwrap();
+    for i in 0..100 {
+        put(&small, &entity("p", &format!("r{i:05}"), "hay", "x"));
+    }
+    summarize(&small);
+    assert!(is_ready(&small));
+}

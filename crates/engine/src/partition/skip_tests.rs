@@ -66,11 +66,16 @@ fn is_ready(p: &Partitions) -> bool {
     p.scans.summaries.is_ready(id)
 }
 
-/// Every (PartitionKey, RowKey) whose Tag is `tag`, following continuations, with the
-/// rows the pages skipped; pages hold at most `limit` and examine at most `budget`.
-fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String, String)>, u64) {
-    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)), &[]);
-    assert!(needs.probe.is_some());
+/// Every (PartitionKey, RowKey) a scan with `needs` keeps, following continuations,
+/// with the rows the pages skipped; pages hold at most `limit` and examine at most
+/// `budget`.
+fn scan_all(
+    p: &Partitions,
+    needs: &Needs,
+    limit: usize,
+    budget: usize,
+    keep: impl Fn(&dyn aztable_model::Row) -> bool,
+) -> (Vec<(String, String)>, u64) {
     let all = KeyRange::unbounded();
     let mut found = Vec::new();
     let mut skipped = 0;
@@ -83,12 +88,9 @@ fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String
             resume: resume.as_ref().map(|(p, r)| (p.as_str(), r.as_str())),
             limit,
             max_examined: budget,
-            needs: Some(&needs),
+            needs: Some(needs),
         };
-        let page = p
-            .scans()
-            .scan_entities(&scan, |row| matches!(row.property("Tag"), Some(EdmRef::String(s)) if s == tag))
-            .unwrap();
+        let page = p.scans().scan_entities(&scan, &keep).unwrap();
         assert!(page.entities.len() <= limit);
         assert!(page.examined <= budget);
         skipped += page.skipped;
@@ -101,8 +103,21 @@ fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String
     panic!("the scan did not end");
 }
 
+/// Every (PartitionKey, RowKey) whose Tag is `tag`, with the rows the pages skipped.
+fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String, String)>, u64) {
+    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)), &[]);
+    assert!(needs.probe.is_some());
+    scan_all(
+        p,
+        &needs,
+        limit,
+        budget,
+        |row| matches!(row.property("Tag"), Some(EdmRef::String(s)) if s == tag),
+    )
+}
+
 /// Every (PartitionKey, RowKey) matching `filter`, scanned as Query Entities does (the
-/// filter's needs and probe), following continuations.
+/// filter's needs and probe).
 fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Vec<(String, String)> {
     let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).expect("parses"));
     let needs = Needs::new(
@@ -111,27 +126,7 @@ fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Ve
         compiled.required_property(),
         &compiled.required_comparisons(),
     );
-    let all = KeyRange::unbounded();
-    let mut found = Vec::new();
-    let mut resume: Option<(String, String)> = None;
-    for _ in 0..100_000 {
-        let scan = Scan {
-            account: "a",
-            table: "tbl",
-            range: &all,
-            resume: resume.as_ref().map(|(p, r)| (p.as_str(), r.as_str())),
-            limit,
-            max_examined: budget,
-            needs: Some(&needs),
-        };
-        let page = p.scans().scan_entities(&scan, |row| compiled.eval(row)).unwrap();
-        found.extend(page.entities.into_iter().map(|e| (e.partition_key, e.row_key)));
-        match page.next {
-            Some(next) => resume = Some(next),
-            None => return found,
-        }
-    }
-    panic!("the scan did not end");
+    scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0
 }
 
 /// A row with the properties the filters below compare, each sometimes missing or of

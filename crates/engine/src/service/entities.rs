@@ -299,16 +299,7 @@ impl Entities {
         table: &str,
         new: NewEntity,
     ) -> Result<Entity, ServiceError> {
-        let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
-        let pk = new.partition_key.clone();
-        self.gate.admit(account, table, Some(&pk), 1)?;
-        let e = self
-            .parts
-            .writes()
-            .transact_in_turn(account, table, &pk, |txn| self.apply_insert(txn, new))
-            .await?;
-        self.notes.write(account, table, &e.partition_key, [(e.row_key.as_str(), true)]);
-        Ok(e)
+        self.write_one(caller, table, new, true, |txn, new| self.apply_insert(txn, new)).await
     }
 
     /// Update Entity (replace) or, with [`Condition::Upsert`], Insert Or Replace Entity.
@@ -319,21 +310,8 @@ impl Entities {
         new: NewEntity,
         cond: &Condition,
     ) -> Result<Entity, ServiceError> {
-        let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
-        let pk = new.partition_key.clone();
-        self.gate.admit(account, table, Some(&pk), 1)?;
-        let e = self
-            .parts
-            .writes()
-            .transact_in_turn(account, table, &pk, |txn| self.apply_update(txn, new, cond))
-            .await?;
-        self.notes.write(
-            account,
-            table,
-            &e.partition_key,
-            [(e.row_key.as_str(), *cond == Condition::Upsert)],
-        );
-        Ok(e)
+        let upsert = *cond == Condition::Upsert;
+        self.write_one(caller, table, new, upsert, |txn, new| self.apply_update(txn, new, cond)).await
     }
 
     /// Merge Entity or, with [`Condition::Upsert`], Insert Or Merge Entity: sent
@@ -345,20 +323,26 @@ impl Entities {
         new: NewEntity,
         cond: &Condition,
     ) -> Result<Entity, ServiceError> {
+        let upsert = *cond == Condition::Upsert;
+        self.write_one(caller, table, new, upsert, |txn, new| self.apply_merge(txn, new, cond)).await
+    }
+
+    /// One entity write of a single request: the caller's key range, the throttle, `apply`
+    /// in the partition's turn, then the advisor's note (`may_create`: whether the write
+    /// can have created the row).
+    async fn write_one<'a>(
+        &self,
+        caller: impl Into<Caller<'a>>,
+        table: &str,
+        new: NewEntity,
+        may_create: bool,
+        apply: impl FnOnce(&mut Txn<'_>, NewEntity) -> Result<Entity, ServiceError>,
+    ) -> Result<Entity, ServiceError> {
         let Caller { account, .. } = caller.into().admits(&new.partition_key, &new.row_key)?;
         let pk = new.partition_key.clone();
         self.gate.admit(account, table, Some(&pk), 1)?;
-        let e = self
-            .parts
-            .writes()
-            .transact_in_turn(account, table, &pk, |txn| self.apply_merge(txn, new, cond))
-            .await?;
-        self.notes.write(
-            account,
-            table,
-            &e.partition_key,
-            [(e.row_key.as_str(), *cond == Condition::Upsert)],
-        );
+        let e = self.parts.writes().transact_in_turn(account, table, &pk, |txn| apply(txn, new)).await?;
+        self.notes.write(account, table, &e.partition_key, [(e.row_key.as_str(), may_create)]);
         Ok(e)
     }
 

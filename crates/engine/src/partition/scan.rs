@@ -166,8 +166,7 @@ impl Scans {
         let walk = needs.and_then(|n| n.probe.as_ref()).and_then(|probe| {
             let walk = self.summaries.walk(info.id, &from, &to, probe);
             if walk.is_none() && self.summaries.begin(info.id) {
-                Summaries::wait_for_writers(self.stripes.all());
-                self.summaries.spawn_build(Arc::downgrade(&self.store), info.id);
+                self.summaries.spawn_build(Arc::downgrade(&self.store), Arc::clone(&self.stripes), info.id);
             }
             walk
         });

@@ -25,6 +25,7 @@
 //! all summaries together stay under [`SUMMARY_BUDGET`] bytes; a table that would not
 //! fit is scanned row by row, as it is before its summary exists.
 
+use super::stripes::Stripes;
 use aztable_model::{EdmRef, EdmValue};
 use aztable_store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
 use aztable_wire::filter::CmpOp;
@@ -498,8 +499,8 @@ impl Summaries {
     }
 
     /// Starts building the summary of table `table_id` unless it has an entry or
-    /// another build runs: true when the caller must now pass the write barrier
-    /// ([`Summaries::wait_for_writers`]) and then [`Summaries::spawn_build`].
+    /// another build runs: true when the caller must now [`Summaries::spawn_build`] (or
+    /// [`Summaries::build`]).
     pub(super) fn begin(&self, table_id: u64) -> bool {
         if self.bytes.load(Ordering::Relaxed) >= self.budget {
             return false;
@@ -520,24 +521,33 @@ impl Summaries {
     /// The write barrier of a build: takes and releases every stripe, so a write that
     /// began before the build's entry existed (and so did not record its pairs) has
     /// reached the store before the build reads it.
-    pub(super) fn wait_for_writers(stripes: &[Mutex<()>]) {
+    fn wait_for_writers(stripes: &[Mutex<()>]) {
         for stripe in stripes {
             drop(stripe.lock().unwrap_or_else(|p| p.into_inner()));
         }
     }
 
-    /// Builds the summary begun by [`Summaries::begin`] in a thread of its own.
-    pub(super) fn spawn_build(self: &Arc<Self>, store: Weak<dyn Store>, table_id: u64) {
+    /// Builds the summary begun by [`Summaries::begin`] in a thread of its own (the
+    /// scan that asked for it does not wait, not even for the write barrier).
+    pub(super) fn spawn_build(
+        self: &Arc<Self>,
+        store: Weak<dyn Store>,
+        stripes: Arc<Stripes>,
+        table_id: u64,
+    ) {
         let me = Arc::clone(self);
-        let spawned =
-            std::thread::Builder::new().name("scan-summary".into()).spawn(move || me.build(&store, table_id));
+        let spawned = std::thread::Builder::new()
+            .name("scan-summary".into())
+            .spawn(move || me.build(&store, stripes.all(), table_id));
         if spawned.is_err() {
             self.finish(table_id, Err(BuildError::Stopped));
         }
     }
 
-    /// Builds the summary begun by [`Summaries::begin`] here.
-    pub(super) fn build(&self, store: &Weak<dyn Store>, table_id: u64) {
+    /// Builds the summary begun by [`Summaries::begin`] here: the write barrier over
+    /// `stripes`, then one pass over the table.
+    pub(super) fn build(&self, store: &Weak<dyn Store>, stripes: &[Mutex<()>], table_id: u64) {
+        Summaries::wait_for_writers(stripes);
         let built = self.read_blocks(store, table_id);
         self.finish(table_id, built);
     }

@@ -49,8 +49,7 @@ fn summarize(p: &Partitions) {
     let id = p.catalog().lookup_table("a", "tbl").unwrap().unwrap().id;
     for _ in 0..60_000 {
         if p.scans.summaries.begin(id) {
-            skip::Summaries::wait_for_writers(p.scans.stripes.all());
-            p.scans.summaries.build(&Arc::downgrade(&p.store), id);
+            p.scans.summaries.build(&Arc::downgrade(&p.store), p.scans.stripes.all(), id);
             return;
         }
         if p.scans.summaries.is_ready(id) {
@@ -481,8 +480,7 @@ fn a_build_waits_for_writes_that_began_before_it() {
     let builder = {
         let p = Arc::clone(&p);
         std::thread::spawn(move || {
-            skip::Summaries::wait_for_writers(p.scans.stripes.all());
-            p.scans.summaries.build(&Arc::downgrade(&p.store), id);
+            p.scans.summaries.build(&Arc::downgrade(&p.store), p.scans.stripes.all(), id);
         })
     };
     // give a builder that does not wait the time to read without the row

@@ -85,9 +85,9 @@ pub(super) type Text = Cow<'static, str>;
 pub(super) fn respond<const N: usize>(
     status: StatusCode,
     headers: [(&'static str, Text); N],
-    body: Vec<u8>,
+    body: impl Into<Body>,
 ) -> Response {
-    let mut resp = Response::new(Body::from(body));
+    let mut resp = Response::new(body.into());
     *resp.status_mut() = status;
     let h = resp.headers_mut();
     h.reserve(N + 8);

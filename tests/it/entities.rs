@@ -358,3 +358,61 @@ async fn typed_nulls_are_not_stored() {
     let r = c.send("POST", "/typedNull", &[], Some(bad)).await;
     assert_eq!((r.status, r.error_code().as_str()), (400, "InvalidInput"), "{}", r.body);
 }
+
+/// Point reads are answered from renderings kept in the entity cache: whatever form was
+/// asked for before (metadata level, the table's name as spelled, `$select`), each read
+/// answers in its own form with what the last write left, ETag header and body alike.
+#[tokio::test]
+async fn point_reads_answer_in_their_own_form_after_every_write() {
+    let (_s, c) = setup("Forms").await;
+    let key = ("p", "r");
+    c.insert("Forms", json!({"PartitionKey": key.0, "RowKey": key.1, "V": 0})).await;
+    let accepts = ["nometadata", "minimalmetadata", "fullmetadata"];
+    for round in 0..6 {
+        for accept in accepts {
+            for spelling in ["Forms", "FORMS", "forms"] {
+                let path = entity_path(spelling, key.0, key.1);
+                // twice each: the second read finds what the first kept
+                for _ in 0..2 {
+                    let accept = format!("application/json;odata={accept}");
+                    let r = c.send("GET", &path, &[("Accept", &accept)], None).await;
+                    assert_eq!(r.status, 200, "{}", r.body);
+                    assert!(r.header("content-type").unwrap().contains(&accept[17..]), "{accept}");
+                    let v = r.json();
+                    assert_eq!(v["V"], round, "{spelling} {accept}: {}", r.body);
+                    let etag = r.header("etag").unwrap();
+                    match accept.as_str() {
+                        "application/json;odata=nometadata" => assert!(v.get("odata.metadata").is_none()),
+                        _ => {
+                            assert_eq!(v["odata.etag"], etag);
+                            let metadata = v["odata.metadata"].as_str().unwrap();
+                            assert!(metadata.ends_with(&format!("#{spelling}/@Element")), "{metadata}");
+                        }
+                    }
+                    if accept.ends_with("fullmetadata") {
+                        assert_eq!(v["odata.type"], format!("devstoreaccount1.{spelling}"));
+                        assert_eq!(v["odata.editLink"], format!("{spelling}(PartitionKey='p',RowKey='r')"));
+                    }
+                }
+            }
+        }
+        let r = c.send("GET", &format!("{}?$select=V", entity_path("Forms", key.0, key.1)), &[], None).await;
+        assert_eq!((r.json()["V"].clone(), r.json().get("RowKey").is_none()), (json!(round), true));
+        // the next value, by each kind of write in turn
+        let body = json!({"PartitionKey": key.0, "RowKey": key.1, "V": round + 1}).to_string();
+        let path = entity_path("Forms", key.0, key.1);
+        let r = match round % 3 {
+            0 => c.send("PUT", &path, &[("If-Match", "*")], Some(&body)).await,
+            1 => c.send("MERGE", &path, &[("If-Match", "*")], Some(&body)).await,
+            _ => c.send("PATCH", &path, &[], Some(&body)).await,
+        };
+        assert_eq!(r.status, 204, "{}", r.body);
+    }
+    // a deleted entity is not found in any form
+    let path = entity_path("Forms", key.0, key.1);
+    assert_eq!(c.send("DELETE", &path, &[("If-Match", "*")], None).await.status, 204);
+    for accept in accepts {
+        let r = c.send("GET", &path, &[("Accept", &format!("application/json;odata={accept}"))], None).await;
+        assert_eq!(r.status, 404, "{accept}: {}", r.body);
+    }
+}

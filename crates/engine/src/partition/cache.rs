@@ -1,7 +1,9 @@
 //! [`EntityCache`]: the stored bytes (head and heap) of recently read entities, so a
 //! point read of a hot entity costs no store lookup at all: RocksDB's block cache still
 //! costs a memtable search, a bloom probe per level and a block search per key, twice
-//! (head and heap).
+//! (head and heap). An entry read through [`super::Reads::get_entity_rendered`] holds
+//! the rendered answer ([`Rendition`]) instead of the row: the next read in the same
+//! form costs neither a decode nor a render, and the entry costs about what the row did.
 //!
 //! Bounded in bytes, split into shards under their own mutex, evicting by CLOCK (an
 //! entry read since the hand last passed gets a second chance). A full shard admits a
@@ -22,6 +24,7 @@
 //! (which then replaces or removes it), never after: once a write is acknowledged, no
 //! read sees the value it replaced.
 
+use super::rendition::Rendition;
 use foldhash::fast::RandomState;
 use foldhash::HashMap;
 use std::collections::VecDeque;
@@ -59,12 +62,31 @@ struct Shard {
 }
 
 struct Slot {
-    row: CachedRow,
+    value: Cached,
     referenced: bool,
 }
 
-fn cost(key: &[u8], row: &CachedRow) -> usize {
-    row_cost(key, &row.0, row.1.as_deref())
+/// What an entry holds: the row as stored, or a rendering of it.
+enum Cached {
+    Row(CachedRow),
+    Rendered(Rendition),
+}
+
+/// What [`EntityCache::get_rendered`] found.
+pub(super) enum Lookup {
+    /// A rendering under the tag asked for.
+    Rendered(Rendition),
+    /// The row (to render, then [`EntityCache::rendered`]).
+    Row(CachedRow),
+    /// Nothing usable: read the store.
+    Miss,
+}
+
+fn cost(key: &[u8], value: &Cached) -> usize {
+    match value {
+        Cached::Row(row) => row_cost(key, &row.0, row.1.as_deref()),
+        Cached::Rendered(r) => 2 * key.len() + r.size() + ENTRY_OVERHEAD,
+    }
 }
 
 fn row_cost(key: &[u8], head: &[u8], heap: Option<&[u8]>) -> usize {
@@ -91,12 +113,50 @@ impl EntityCache {
         self.shards[(hash as usize) % SHARDS].lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The cached row of `key`, if any.
+    /// The cached row of `key`, if any (an entry holding a rendering is no row: read
+    /// the store, and [`EntityCache::insert`] puts the row back).
     pub(super) fn get(&self, key: &[u8]) -> Option<CachedRow> {
         let mut shard = self.shard(key);
         let slot = shard.map.get_mut(key)?;
         slot.referenced = true;
-        Some(slot.row.clone())
+        match &slot.value {
+            Cached::Row(row) => Some(row.clone()),
+            Cached::Rendered(_) => None,
+        }
+    }
+
+    /// The cached rendering of `key` under `tag`, else its cached row, if any.
+    pub(super) fn get_rendered(&self, key: &[u8], tag: &[u8]) -> Lookup {
+        let mut shard = self.shard(key);
+        let Some(slot) = shard.map.get_mut(key) else {
+            return Lookup::Miss;
+        };
+        slot.referenced = true;
+        match &slot.value {
+            Cached::Rendered(r) if r.tag() == tag => Lookup::Rendered(r.clone()),
+            Cached::Rendered(_) => Lookup::Miss,
+            Cached::Row(row) => Lookup::Row(row.clone()),
+        }
+    }
+
+    /// Keeps `rendition`, rendered from the cached row whose head is `head` (as
+    /// [`EntityCache::get_rendered`] handed it out), in that row's place, if the entry
+    /// still holds that very row: a write since has replaced or dropped it, and then the
+    /// rendering is of a row no longer stored.
+    pub(super) fn rendered(&self, key: &[u8], head: &Arc<[u8]>, rendition: Rendition) {
+        let mut shard = self.shard(key);
+        let Some(slot) = shard.map.get_mut(key) else { return };
+        if !matches!(&slot.value, Cached::Row(row) if Arc::ptr_eq(&row.0, head)) {
+            return;
+        }
+        let new = Cached::Rendered(rendition);
+        if cost(key, &new) > self.shard_budget {
+            return;
+        }
+        let old = std::mem::replace(&mut slot.value, new);
+        let added = cost(key, &slot.value);
+        shard.bytes = shard.bytes - cost(key, &old) + added;
+        shard.evict(self.shard_budget);
     }
 
     /// The generation to pass to [`EntityCache::insert`]: take it before reading the
@@ -109,7 +169,18 @@ impl EntityCache {
     /// [`EntityCache::generation`] returned `generation`, unless a write has invalidated
     /// the shard since, or the shard is full and has not turned `key` away before.
     pub(super) fn insert(&self, key: &[u8], head: &[u8], heap: Option<&[u8]>, generation: u64) {
-        let size = row_cost(key, head, heap);
+        if row_cost(key, head, heap) <= self.shard_budget {
+            self.insert_value(key, Cached::Row((head.into(), heap.map(Into::into))), generation);
+        }
+    }
+
+    /// [`EntityCache::insert`] of a rendering of the row read, in the row's place.
+    pub(super) fn insert_rendered(&self, key: &[u8], rendition: Rendition, generation: u64) {
+        self.insert_value(key, Cached::Rendered(rendition), generation);
+    }
+
+    fn insert_value(&self, key: &[u8], value: Cached, generation: u64) {
+        let size = cost(key, &value);
         if size > self.shard_budget {
             return;
         }
@@ -121,9 +192,9 @@ impl EntityCache {
         if shard.bytes + size > self.shard_budget && !shard.map.contains_key(key) && !shard.admits(hash) {
             return;
         }
-        let slot = Slot { row: (head.into(), heap.map(Into::into)), referenced: false };
+        let slot = Slot { value, referenced: false };
         match shard.map.insert(key.into(), slot) {
-            Some(old) => shard.bytes -= cost(key, &old.row),
+            Some(old) => shard.bytes -= cost(key, &old.value),
             None => shard.queue.push_back(key.into()),
         }
         shard.bytes += size;
@@ -147,11 +218,11 @@ impl EntityCache {
         let Some(old) = shard.map.remove(key) else {
             return shard.compact_queue();
         };
-        shard.bytes -= cost(key, &old.row);
-        match row.filter(|row| cost(key, row) <= self.shard_budget) {
-            Some(row) => {
-                shard.bytes += cost(key, &row);
-                shard.map.insert(key.into(), Slot { row, referenced: old.referenced });
+        shard.bytes -= cost(key, &old.value);
+        match row.map(Cached::Row).filter(|value| cost(key, value) <= self.shard_budget) {
+            Some(value) => {
+                shard.bytes += cost(key, &value);
+                shard.map.insert(key.into(), Slot { value, referenced: old.referenced });
                 shard.evict(self.shard_budget);
             }
             None => shard.compact_queue(),
@@ -207,7 +278,7 @@ impl Shard {
                 slot.referenced = false;
                 self.queue.push_back(key);
             } else if let Some(old) = self.map.remove(&key) {
-                self.bytes -= cost(&key, &old.row);
+                self.bytes -= cost(&key, &old.value);
             }
         }
     }
@@ -339,7 +410,96 @@ mod tests {
         assert_eq!(c.bytes(), 0);
     }
 
+    fn rendition(tag: &[u8], version: u32) -> Rendition {
+        Rendition::new(tag, format!("v{version}"), version.to_be_bytes().to_vec())
+    }
+
+    #[test]
+    fn a_rendering_takes_its_rows_place_until_a_write() {
+        let c = EntityCache::new(1 << 20);
+        insert(&c, b"k", row(b"head", None), c.generation(b"k"));
+        let Lookup::Row((head, _)) = c.get_rendered(b"k", b"tag") else { panic!("the row") };
+        c.rendered(b"k", &head, rendition(b"tag", 1));
+        assert!(matches!(c.get_rendered(b"k", b"tag"), Lookup::Rendered(r) if r.etag() == "v1"));
+        // another form, or a reader of rows, finds nothing to use
+        assert!(matches!(c.get_rendered(b"k", b"other"), Lookup::Miss));
+        assert!(c.get(b"k").is_none());
+        // a write hands over its row: the rendering is gone
+        c.written(b"k", Some(row(b"newer", None)));
+        let Lookup::Row((newer, _)) = c.get_rendered(b"k", b"tag") else { panic!("the new row") };
+        assert_eq!(&newer[..], b"newer");
+        // a rendering of the row a write replaced is not kept
+        c.rendered(b"k", &head, rendition(b"tag", 1));
+        assert!(matches!(c.get_rendered(b"k", b"tag"), Lookup::Row(_)));
+        // the budget counts renderings
+        c.rendered(b"k", &newer, Rendition::new(b"tag", String::new(), vec![0; 1000]));
+        assert!(c.bytes() >= 1000);
+        c.written(b"k", None);
+        assert_eq!(c.bytes(), 0);
+    }
+
     proptest::proptest! {
+        /// [`a_hit_is_never_older_than_the_last_write`] with renderings: reads through
+        /// [`EntityCache::get_rendered`] render a row they found and keep the rendering
+        /// later, reads that missed keep a rendering of what they read; a rendering handed
+        /// out is always of the key's current version, under the tag asked for.
+        #[test]
+        fn a_rendering_is_never_older_than_the_last_write(
+            ops in proptest::collection::vec((0u8..6, 0u8..3, 0usize..4), 1..300),
+        ) {
+            let c = EntityCache::new(4 * 1024);
+            let tags: [&[u8]; 2] = [b"a", b"b"];
+            let mut version = [0u32; 3];
+            let mut reads: Vec<(u8, u64, u32)> = Vec::new();
+            // reads that found a row and will keep their rendering: (key, head, tag)
+            type Render<'t> = (u8, Arc<[u8]>, &'t [u8]);
+            let mut renders: Vec<Render<'_>> = Vec::new();
+            for (op, key, pick) in ops {
+                let k = [key];
+                let current = version[key as usize];
+                match op {
+                    0 => {
+                        version[key as usize] += 1;
+                        match pick {
+                            0 | 1 => c.written(&k, None),
+                            _ => c.written(&k, Some(row(&version[key as usize].to_be_bytes(), None))),
+                        }
+                    }
+                    1 => reads.push((key, c.generation(&k), current)),
+                    2 if !reads.is_empty() => {
+                        let (key, g, v) = reads.remove(pick % reads.len());
+                        match pick % 2 {
+                            0 => insert(&c, &[key], row(&v.to_be_bytes(), None), g),
+                            _ => c.insert_rendered(&[key], rendition(tags[pick / 2 % 2], v), g),
+                        }
+                    }
+                    3 => {
+                        if let Some((head, _)) = c.get(&k) {
+                            proptest::prop_assert_eq!(&head[..], &current.to_be_bytes()[..]);
+                        }
+                    }
+                    4 => match c.get_rendered(&k, tags[pick % 2]) {
+                        Lookup::Rendered(r) => {
+                            proptest::prop_assert_eq!(r.body(), &current.to_be_bytes()[..]);
+                            proptest::prop_assert_eq!(r.tag(), tags[pick % 2]);
+                        }
+                        Lookup::Row((head, _)) => {
+                            proptest::prop_assert_eq!(&head[..], &current.to_be_bytes()[..]);
+                            renders.push((key, head, tags[pick % 2]));
+                        }
+                        Lookup::Miss => {}
+                    },
+                    5 if !renders.is_empty() => {
+                        let (key, head, tag) = renders.remove(pick % renders.len());
+                        let v = u32::from_be_bytes(head[..4].try_into().expect("4 bytes"));
+                        c.rendered(&[key], &head, rendition(tag, v));
+                    }
+                    _ => {}
+                }
+                proptest::prop_assert!(c.bytes() <= 4 * 1024);
+            }
+        }
+
         /// Against a model of what was last written: a hit is always the value read after
         /// the key's latest invalidation, whatever the interleaving of reads (taking the
         /// generation, reading, inserting) and writes (invalidating).

@@ -11,8 +11,9 @@
 //! no write can come between the two reads; a torn row read under the lock
 //! ([`read_locked`]) means the store is corrupt.
 
-use super::cache::EntityCache;
+use super::cache::{EntityCache, Lookup};
 use super::catalog::Catalog;
+use super::rendition::Rendition;
 use super::stripes::Stripes;
 use super::PartitionError;
 use aztable_model::{Entity, EntityView};
@@ -93,6 +94,56 @@ impl Reads {
                 Ok(Some(f(&view)))
             }
             Err(StoreError::Torn) => self.reread_torn_with(table_id, &key, pk, rk, f),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The point read of an answer rendered by `render` (the entity's ETag and response
+    /// body) under `tag`, which names everything the body depends on besides the row
+    /// ([`Rendition`]). A rendering under the same tag kept in the entity cache is
+    /// handed back as it is; otherwise the row is rendered and the rendering kept in
+    /// its place, by [`Reads::get_entity_with`]'s rules (a read that a write came
+    /// during keeps nothing).
+    pub fn get_entity_rendered(
+        &self,
+        account: &str,
+        table: &str,
+        pk: &str,
+        rk: &str,
+        tag: &[u8],
+        render: impl FnOnce(&EntityView<'_>) -> (String, Vec<u8>),
+    ) -> Result<Option<Rendition>, PartitionError> {
+        let table_id = self.catalog.table_id(account, table)?.ok_or(PartitionError::TableNotFound)?;
+        let key = keys::entity_key(table_id, pk, rk);
+        let rendition = |view: &EntityView<'_>| {
+            let (etag, body) = render(view);
+            Rendition::new(tag, etag, body)
+        };
+        match self.entity_cache.get_rendered(&key, tag) {
+            Lookup::Rendered(r) => return Ok(Some(r)),
+            Lookup::Row((head, heap)) => {
+                let r = rendition(&codec::decode_entity_view(pk, rk, &head, heap.as_deref())?);
+                self.entity_cache.rendered(&key, &head, r.clone());
+                return Ok(Some(r));
+            }
+            Lookup::Miss => {}
+        }
+        let generation = self.entity_cache.generation(&key);
+        let Some(head) = self.store.get(&key)? else {
+            return Ok(None);
+        };
+        let heap = match read_heap(self.store.as_ref(), &key, &head) {
+            Ok(heap) => heap,
+            Err(StoreError::Torn) => return self.reread_torn_with(table_id, &key, pk, rk, rendition),
+            Err(e) => return Err(e.into()),
+        };
+        match codec::decode_entity_view(pk, rk, &head, heap.as_deref()) {
+            Ok(view) => {
+                let r = rendition(&view);
+                self.entity_cache.insert_rendered(&key, r.clone(), generation);
+                Ok(Some(r))
+            }
+            Err(StoreError::Torn) => self.reread_torn_with(table_id, &key, pk, rk, rendition),
             Err(e) => Err(e.into()),
         }
     }

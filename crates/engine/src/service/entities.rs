@@ -11,7 +11,7 @@ pub use batch::{BatchFailure, BatchOutcome};
 use super::insight::Notes;
 use super::throttle::Gate;
 use super::{Caller, ServiceError};
-use crate::partition::{Needs, Partitions, Scan, Txn, SCAN_TIME_BUDGET};
+use crate::partition::{Needs, Partitions, Rendition, Scan, Txn, SCAN_TIME_BUDGET};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
 use aztable_model::time::MonotonicClock;
@@ -125,6 +125,26 @@ impl Entities {
         caller.check_readable(pk, rk)?;
         self.gate.admit(caller.account, table, Some(pk), 1)?;
         let found = self.parts.reads().get_entity_with(caller.account, table, pk, rk, f)?;
+        self.notes.point_read(caller.account, table, pk);
+        found.ok_or(ServiceError::ResourceNotFound)
+    }
+
+    /// Point query answered with a rendering ([`Reads::get_entity_rendered`](crate::partition::Reads::get_entity_rendered)):
+    /// as [`Entities::get_entity_with`], with `render`'s answer kept in the entity cache
+    /// under `tag` for the next read in the same form.
+    pub fn get_entity_rendered<'a>(
+        &self,
+        caller: impl Into<Caller<'a>>,
+        table: &str,
+        pk: &str,
+        rk: &str,
+        tag: &[u8],
+        render: impl FnOnce(&EntityView<'_>) -> (String, Vec<u8>),
+    ) -> Result<Rendition, ServiceError> {
+        let caller = caller.into();
+        caller.check_readable(pk, rk)?;
+        self.gate.admit(caller.account, table, Some(pk), 1)?;
+        let found = self.parts.reads().get_entity_rendered(caller.account, table, pk, rk, tag, render)?;
         self.notes.point_read(caller.account, table, pk);
         found.ok_or(ServiceError::ResourceNotFound)
     }

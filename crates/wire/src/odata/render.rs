@@ -361,6 +361,30 @@ pub fn entity_response(
     out
 }
 
+impl super::Format {
+    /// What [`entity_response`] without `$select` depends on besides the entity, as
+    /// bytes to compare: the metadata level and, where the body carries them, the
+    /// account's URL, the account and the table's name as the request spelled it.
+    /// `None` for Atom, whose `updated` is the time of the answer.
+    pub fn entity_tag(self, table: &str, urls: &Urls<'_>) -> Option<Vec<u8>> {
+        let super::Format::Json(md) = self else { return None };
+        let level = match md {
+            Metadata::None => return Some(vec![b'n']),
+            Metadata::Minimal => b'm',
+            Metadata::Full => b'f',
+        };
+        let parts = [urls.base(), urls.account, table];
+        let mut tag = Vec::with_capacity(1 + parts.iter().map(|p| p.len() + 4).sum::<usize>());
+        tag.push(level);
+        for part in parts {
+            // length-prefixed, so no two different triples give the same bytes
+            tag.extend_from_slice(&u32::try_from(part.len()).unwrap_or(u32::MAX).to_le_bytes());
+            tag.extend_from_slice(part.as_bytes());
+        }
+        Some(tag)
+    }
+}
+
 /// A query feed: `{"odata.metadata":"{base}/$metadata#{table}","value":[...]}`
 /// (`odata.metadata` is left out under nometadata). `select` as for [`entity_response`].
 pub fn entity_feed(

@@ -256,3 +256,40 @@ fn round_trip_every_type() {
     let p = parse_entity(&entity_response(&plain, "t", Metadata::None, None, &urls())).unwrap();
     assert_eq!(p.properties, plain.properties);
 }
+
+/// A rendering kept under [`Format::entity_tag`] may be handed to any request with the
+/// same tag: equal tags must mean equal bodies, over every metadata level, URL, account
+/// and spelling of the table's name.
+#[test]
+fn equal_entity_tags_mean_equal_bodies() {
+    use super::Format;
+    let formats =
+        [Format::Json(Metadata::None), Format::Json(Metadata::Minimal), Format::Json(Metadata::Full)];
+    let bases =
+        ["http://127.0.0.1:10002/devstoreaccount1", "http://127.0.0.1:10002/devstoreaccount1/", "http://h/a"];
+    let accounts = ["devstoreaccount1", "other"];
+    let tables = ["t", "T", "tt"];
+    let mut seen: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    for format in formats {
+        for base in bases {
+            for account in accounts {
+                for table in tables {
+                    let urls = Urls { base, account };
+                    let tag = format.entity_tag(table, &urls).expect("JSON has a tag");
+                    let body = format.entity(
+                        &all_types(),
+                        table,
+                        None,
+                        &urls,
+                        Ticks::parse("2026-01-01T00:00:00Z").unwrap(),
+                    );
+                    for (t, b) in &seen {
+                        assert!(t != &tag || b == &body, "{format:?} {base} {account} {table}");
+                    }
+                    seen.push((tag, body));
+                }
+            }
+        }
+    }
+    assert_eq!(Format::Atom.entity_tag("t", &urls()), None);
+}

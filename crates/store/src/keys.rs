@@ -54,7 +54,33 @@ const ESC_END: u8 = 0x01;
 
 /// Appends the order-preserving encoding of `s` (terminator included) to `out`.
 pub fn encode_key_string(out: &mut Vec<u8>, s: &str) {
-    encode_key_bytes(out, s.len(), s.bytes());
+    // most keys hold none of the bytes the encoding changes: copied whole
+    match changes_in_encoding(s.as_bytes()) {
+        false => {
+            out.reserve(s.len() + 2);
+            out.extend_from_slice(s.as_bytes());
+            out.extend_from_slice(&[ESC, ESC_END]);
+        }
+        true => encode_key_bytes(out, s.len(), s.bytes()),
+    }
+}
+
+/// Whether `bytes` holds a byte [`encode_key_string`] changes (0x00, 0xEE, 0xEF), eight
+/// at a time (keys are short: memchr's set-up cost more than the search).
+fn changes_in_encoding(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // the classic has-zero-byte test: exact for "any"
+    let any_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    // 0xEE and 0xEF are the bytes whose value with the lowest bit cleared is 0xEE
+    let special = |w: u64| any_zero(w) || any_zero((w & !ONES) ^ 0xEEEE_EEEE_EEEE_EEEE);
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        if special(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|b| matches!(b, 0x00 | 0xEE | 0xEF))
 }
 
 /// [`encode_key_string`] of the string whose `len` bytes `bytes` yields.
@@ -92,8 +118,11 @@ pub fn table_key(account: &str, table_name: &str) -> Vec<u8> {
 pub fn push_table_key(out: &mut Vec<u8>, account: &str, table_name: &str) {
     out.push(TABLE_PREFIX);
     encode_key_string(out, account);
-    // the name in lower case, without lower-casing it into a new string first
-    encode_key_bytes(out, table_name.len(), table_name.bytes().map(|b| b.to_ascii_lowercase()));
+    // the name in lower case, without lower-casing it into a new string first (the
+    // bytes the encoding changes are no letters: lower-casing after encoding is the same)
+    let start = out.len();
+    encode_key_string(out, table_name);
+    out[start..].make_ascii_lowercase();
 }
 
 fn account_tables_prefix(account: &str) -> Vec<u8> {
@@ -344,6 +373,28 @@ mod tests {
 
     fn utf16(s: &str) -> Vec<u16> {
         s.encode_utf16().collect()
+    }
+
+    proptest! {
+        /// The whole-copy fast paths of [`encode_key_string`] and [`push_table_key`]
+        /// write exactly what encoding byte by byte does.
+        #[test]
+        fn fast_key_encoding_is_the_byte_by_byte_encoding(
+            s in "[a-zA-Z0-9 \\x00\u{7f}\u{e000}\u{efff}\u{ffff}\u{10000}é]{0,40}",
+            account in "[a-z\\x00\u{e000}]{0,4}",
+        ) {
+            let mut fast = vec![7];
+            encode_key_string(&mut fast, &s);
+            let mut slow = vec![7];
+            encode_key_bytes(&mut slow, s.len(), s.bytes());
+            prop_assert_eq!(fast, slow);
+            let mut fast = Vec::new();
+            push_table_key(&mut fast, &account, &s);
+            let mut slow = vec![TABLE_PREFIX];
+            encode_key_bytes(&mut slow, account.len(), account.bytes());
+            encode_key_bytes(&mut slow, s.len(), s.bytes().map(|b| b.to_ascii_lowercase()));
+            prop_assert_eq!(fast, slow);
+        }
     }
 
     /// Strings drawn from a small alphabet that exercises every interesting boundary:

@@ -74,33 +74,45 @@ pub(super) fn changeset_response(
 ) -> (String, Vec<u8>) {
     let size: usize = parts.iter().map(|(_, r)| r.body.len() + 256).sum();
     let mut out = Vec::with_capacity(size + 256);
-    push_line(&mut out, &format!("--{batch}"));
+    push_delimiter(&mut out, batch, "");
     push_header(&mut out, "Content-Type", &mixed(changeset));
     out.extend_from_slice(CRLF.as_bytes());
     for (content_id, result) in parts {
-        push_line(&mut out, &format!("--{changeset}"));
+        push_delimiter(&mut out, changeset, "");
         push_part(&mut out, *content_id, result);
     }
-    push_line(&mut out, &format!("--{changeset}--"));
-    push_line(&mut out, &format!("--{batch}--"));
+    push_delimiter(&mut out, changeset, "--");
+    push_delimiter(&mut out, batch, "--");
     (mixed(batch), out)
 }
 
 /// A query response (one top-level part) under a fixed boundary.
 pub(super) fn query_response(batch: &str, result: &OpResult) -> (String, Vec<u8>) {
     let mut out = Vec::with_capacity(result.body.len() + 512);
-    push_line(&mut out, &format!("--{batch}"));
+    push_delimiter(&mut out, batch, "");
     push_part(&mut out, None, result);
-    push_line(&mut out, &format!("--{batch}--"));
+    push_delimiter(&mut out, batch, "--");
     (mixed(batch), out)
 }
 
 /// One `application/http` part, ending with the CRLF that precedes the next delimiter.
+/// Written piece by piece, with no `format!`: a change set of 100 inserts writes 100
+/// parts, and formatting them was a tenth of the batch's own work.
 fn push_part(out: &mut Vec<u8>, content_id: Option<&str>, result: &OpResult) {
-    push_header(out, "Content-Type", "application/http");
-    push_header(out, "Content-Transfer-Encoding", "binary");
-    out.extend_from_slice(CRLF.as_bytes());
-    push_line(out, &format!("HTTP/1.1 {} {}", result.status, reason_phrase(result.status)));
+    out.extend_from_slice(
+        b"Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 ",
+    );
+    let status = result.status;
+    match status {
+        100..=999 => out.extend_from_slice(&[
+            b'0' + (status / 100) as u8,
+            b'0' + (status / 10 % 10) as u8,
+            b'0' + (status % 10) as u8,
+        ]),
+        _ => out.extend_from_slice(status.to_string().as_bytes()),
+    }
+    out.push(b' ');
+    push_line(out, reason_phrase(status));
     if let Some(id) = content_id {
         push_header(out, "Content-ID", id);
     }
@@ -117,16 +129,29 @@ fn push_line(out: &mut Vec<u8>, line: &str) {
     out.extend_from_slice(CRLF.as_bytes());
 }
 
+/// `--{boundary}{end}` and a line break.
+fn push_delimiter(out: &mut Vec<u8>, boundary: &str, end: &str) {
+    out.extend_from_slice(b"--");
+    out.extend_from_slice(boundary.as_bytes());
+    out.extend_from_slice(end.as_bytes());
+    out.extend_from_slice(CRLF.as_bytes());
+}
+
 /// Writes `Name: value`, with CR and LF replaced so a value cannot end the header block.
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
-    let mut push_clean = |s: &str| match memchr::memchr2(b'\r', b'\n', s.as_bytes()) {
-        Some(_) => out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes()),
-        None => out.extend_from_slice(s.as_bytes()),
-    };
-    push_clean(name);
-    push_clean(": ");
-    push_clean(value);
+    push_clean(out, name);
+    out.extend_from_slice(b": ");
+    push_clean(out, value);
     out.extend_from_slice(CRLF.as_bytes());
+}
+
+/// `s`, CR and LF replaced by spaces. Header names and values are short: a byte loop
+/// finds a line break sooner than memchr's set-up would.
+fn push_clean(out: &mut Vec<u8>, s: &str) {
+    match s.bytes().any(|b| b == b'\r' || b == b'\n') {
+        true => out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes()),
+        false => out.extend_from_slice(s.as_bytes()),
+    }
 }
 
 /// The reason phrase the service writes after a status code: http's canonical

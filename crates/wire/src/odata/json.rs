@@ -55,6 +55,8 @@ use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::names::validate_property_name;
 use aztable_model::{EdmType, EdmValue, Ticks};
 
+mod flat;
+
 pub use super::render::{
     entity_feed, entity_object, entity_path, entity_response, entity_url, error_body, table_feed,
     table_response, Urls,
@@ -213,9 +215,18 @@ fn invalid(message: impl Into<Cow<'static, str>>) -> ApiError {
     ApiError::with_message(ErrorCode::InvalidInput, message)
 }
 
-/// Parses a body that must be one JSON object (a leading UTF-8 BOM is tolerated).
+/// Parses a body that must be one JSON object (a leading UTF-8 BOM is tolerated): a
+/// flat one without escapes in one pass ([`flat`]), any other by serde_json.
 fn parse_object(body: &[u8]) -> Result<Vec<Member<'_>>, ApiError> {
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    if let Some(members) = flat::flat_members(body) {
+        return Ok(members);
+    }
+    parse_object_by_serde(body)
+}
+
+/// [`parse_object`] by serde_json, for any body.
+fn parse_object_by_serde(body: &[u8]) -> Result<Vec<Member<'_>>, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(body);
     let members = Members::deserialize(&mut de)
         .and_then(|m| de.end().map(|()| m))

@@ -266,3 +266,20 @@ Cache-Control: no-cache\r\nETag: {etag}\r\n\r\n{entity}\r\n--{b}--\r\n"
     );
     assert_eq!(String::from_utf8(body).unwrap(), expected);
 }
+
+/// A header value or Content-ID holding CR or LF, wherever it sits in the value, cannot
+/// end the part's header block: each is written as a space.
+#[test]
+fn line_breaks_in_part_headers_become_spaces() {
+    for at in 0..20 {
+        let (a, b) = ("a".repeat(at), "b".repeat(at % 7));
+        let value = format!("{a}\r\nX-Evil: 1{b}\n");
+        let result = OpResult { status: 204, headers: vec![("ETag".into(), value)], body: vec![] };
+        let id = format!("{a}\r1");
+        let (_, body) = changeset_response("batch", "cs", &[(Some(&id), &result)]);
+        let text = String::from_utf8(body).expect("text");
+        assert!(text.contains(&format!("\r\nETag: {a}  X-Evil: 1{b} \r\n")), "{text:?}");
+        assert!(text.contains(&format!("\r\nContent-ID: {a} 1\r\n")), "{text:?}");
+        assert!(!text.contains("\r\nX-Evil"), "{text:?}");
+    }
+}

@@ -164,7 +164,16 @@ impl RocksStore {
 
     /// The engine's write batch for `batch`: each key in its column family.
     fn engine_batch(&self, batch: WriteBatch) -> rocksdb::WriteBatch {
-        let mut wb = rocksdb::WriteBatch::default();
+        // sized up front: RocksDB grows its batch by reallocating and copying it, which
+        // was 2 % of a change set's instructions
+        let bytes: usize = (batch.ops.iter())
+            .map(|op| match op {
+                WriteOp::Put(k, v) => k.len() + v.len(),
+                WriteOp::Delete(k) => k.len(),
+                WriteOp::DeleteRange(start, end) => 2 * (start.len() + end.len()),
+            })
+            .sum();
+        let mut wb = rocksdb::WriteBatch::with_capacity_bytes(12 + bytes + 16 * batch.ops.len());
         for op in batch.ops {
             match op {
                 WriteOp::Put(k, v) => match self.family_of(&k) {

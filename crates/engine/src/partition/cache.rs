@@ -410,6 +410,17 @@ mod tests {
         assert_eq!(c.bytes(), 0);
     }
 
+    /// A write in the model tests: change the store (the key's version), then
+    /// invalidate, or (with the partition lock, as transactions do) hand the cache the
+    /// new row.
+    fn write(c: &EntityCache, version: &mut [u32; 3], key: u8, pick: usize) {
+        version[key as usize] += 1;
+        match pick {
+            0 | 1 => c.written(&[key], None),
+            _ => c.written(&[key], Some(row(&version[key as usize].to_be_bytes(), None))),
+        }
+    }
+
     fn rendition(tag: &[u8], version: u32) -> Rendition {
         Rendition::new(tag, format!("v{version}"), version.to_be_bytes().to_vec())
     }
@@ -458,13 +469,7 @@ mod tests {
                 let k = [key];
                 let current = version[key as usize];
                 match op {
-                    0 => {
-                        version[key as usize] += 1;
-                        match pick {
-                            0 | 1 => c.written(&k, None),
-                            _ => c.written(&k, Some(row(&version[key as usize].to_be_bytes(), None))),
-                        }
-                    }
+                    0 => write(&c, &mut version, key, pick),
                     1 => reads.push((key, c.generation(&k), current)),
                     2 if !reads.is_empty() => {
                         let (key, g, v) = reads.remove(pick % reads.len());
@@ -514,15 +519,7 @@ mod tests {
             for (op, key, pick) in ops {
                 let k = [key];
                 match op {
-                    // a write: change the store, then invalidate, or (with the partition
-                    // lock, as transactions do) hand the cache the new row
-                    0 => {
-                        version[key as usize] += 1;
-                        match pick {
-                            0 | 1 => c.written(&k, None),
-                            _ => c.written(&k, Some(row(&version[key as usize].to_be_bytes(), None))),
-                        }
-                    }
+                    0 => write(&c, &mut version, key, pick),
                     // a read begins: generation, then the store
                     1 => pending.push((key, c.generation(&k), version[key as usize])),
                     // a pending read ends by inserting what it read

@@ -78,24 +78,9 @@ impl Reads {
             let view = codec::decode_entity_view(pk, rk, &head, heap.as_deref())?;
             return Ok(Some(f(&view)));
         }
-        // taken before reading, so a write landing meanwhile keeps the read out of the cache
-        let generation = self.entity_cache.generation(&key);
-        let Some(head) = self.store.get(&key)? else {
-            return Ok(None);
-        };
-        let heap = match read_heap(self.store.as_ref(), &key, &head) {
-            Ok(heap) => heap,
-            Err(StoreError::Torn) => return self.reread_torn_with(table_id, &key, pk, rk, f),
-            Err(e) => return Err(e.into()),
-        };
-        match codec::decode_entity_view(pk, rk, &head, heap.as_deref()) {
-            Ok(view) => {
-                self.entity_cache.insert(&key, &head, heap.as_deref(), generation);
-                Ok(Some(f(&view)))
-            }
-            Err(StoreError::Torn) => self.reread_torn_with(table_id, &key, pk, rk, f),
-            Err(e) => Err(e.into()),
-        }
+        self.read_missed(table_id, &key, pk, rk, f, |_, head, heap, generation| {
+            self.entity_cache.insert(&key, head, heap, generation);
+        })
     }
 
     /// The point read of an answer rendered by `render` (the entity's ETag and response
@@ -128,22 +113,40 @@ impl Reads {
             }
             Lookup::Miss => {}
         }
-        let generation = self.entity_cache.generation(&key);
-        let Some(head) = self.store.get(&key)? else {
+        self.read_missed(table_id, &key, pk, rk, rendition, |r, _, _, generation| {
+            self.entity_cache.insert_rendered(&key, r.clone(), generation);
+        })
+    }
+
+    /// The store read of a point read the entity cache did not answer: the head and
+    /// heap (torn-row rule), decoded and handed to `f`; then `keep` is offered what `f`
+    /// returned, the bytes read and the cache generation taken before reading them (a
+    /// write landing meanwhile keeps the read out of the cache).
+    fn read_missed<R>(
+        &self,
+        table_id: u64,
+        key: &[u8],
+        pk: &str,
+        rk: &str,
+        f: impl FnOnce(&EntityView<'_>) -> R,
+        keep: impl FnOnce(&R, &[u8], Option<&[u8]>, u64),
+    ) -> Result<Option<R>, PartitionError> {
+        let generation = self.entity_cache.generation(key);
+        let Some(head) = self.store.get(key)? else {
             return Ok(None);
         };
-        let heap = match read_heap(self.store.as_ref(), &key, &head) {
+        let heap = match read_heap(self.store.as_ref(), key, &head) {
             Ok(heap) => heap,
-            Err(StoreError::Torn) => return self.reread_torn_with(table_id, &key, pk, rk, rendition),
+            Err(StoreError::Torn) => return self.reread_torn_with(table_id, key, pk, rk, f),
             Err(e) => return Err(e.into()),
         };
         match codec::decode_entity_view(pk, rk, &head, heap.as_deref()) {
             Ok(view) => {
-                let r = rendition(&view);
-                self.entity_cache.insert_rendered(&key, r.clone(), generation);
+                let r = f(&view);
+                keep(&r, &head, heap.as_deref(), generation);
                 Ok(Some(r))
             }
-            Err(StoreError::Torn) => self.reread_torn_with(table_id, &key, pk, rk, rendition),
+            Err(StoreError::Torn) => self.reread_torn_with(table_id, key, pk, rk, f),
             Err(e) => Err(e.into()),
         }
     }

@@ -179,7 +179,9 @@ impl TableStats {
 
     /// Whether this is the table `account`/`table` (names without letter case).
     pub fn is(&self, account: &str, table: &str) -> bool {
-        self.account == account && self.table.eq_ignore_ascii_case(table)
+        // (the name as created first: a byte comparison, where the letter-case one goes
+        // byte by byte)
+        self.account == account && (self.table == table || self.table.eq_ignore_ascii_case(table))
     }
 
     /// Counts a query of `kind` (and, for scans, what it examined and returned).

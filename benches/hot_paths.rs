@@ -306,7 +306,7 @@ fn scan(c: &mut Criterion) {
             let (mut found, mut start) = (0, None);
             loop {
                 let q = QueryEntities { start, top: 1000, filter: Some(filter.clone()) };
-                let page = service.entities().query_entities(DEV_ACCOUNT, "scan", q).await.expect("queries");
+                let page = service.entities().query_entities(DEV_ACCOUNT, "scan", &q).await.expect("queries");
                 found += page.entities.len();
                 match page.next {
                     Some(next) => start = Some(next),

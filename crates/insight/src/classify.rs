@@ -7,10 +7,11 @@ use aztable_wire::filter::{plan::plan_ranges, Expr};
 use serde::Serialize;
 
 /// How much of a table a query reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryKind {
     /// One entity by both keys (or a few such, or nothing at all).
+    #[default]
     Point,
     /// Rows of one partition: `PartitionKey eq 'p'`, with or without a RowKey range.
     RowRange,

@@ -98,7 +98,7 @@ impl Local {
         let page = self
             .service
             .entities()
-            .query_entities(&self.account, table, q)
+            .query_entities(&self.account, table, &q)
             .await
             .map_err(|e| describe(&e))?;
         Ok((page.entities, page.next))

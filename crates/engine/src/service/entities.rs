@@ -12,6 +12,7 @@ use super::insight::Notes;
 use super::throttle::Gate;
 use super::{Caller, ServiceError};
 use crate::partition::{Needs, Partitions, Rendition, Scan, Txn, SCAN_TIME_BUDGET};
+use aztable_insight::QueryKind;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::names::{validate_key, MAX_CUSTOM_PROPERTIES, MAX_ENTITY_BYTES};
 use aztable_model::time::MonotonicClock;
@@ -37,6 +38,9 @@ pub struct EntityPage {
     pub next: Option<(String, String)>,
     /// Entities the page examined (read and shown to the filter).
     pub examined: usize,
+    /// What the filter's key ranges make of the query (the caller's SAS range aside):
+    /// planned once, for the scan, the advisor and the gate.
+    pub kind: QueryKind,
 }
 
 /// Entities examined per page before the page is cut with a continuation (bounds the
@@ -162,7 +166,7 @@ impl Entities {
         &self,
         caller: impl Into<Caller<'a>>,
         table: &str,
-        q: QueryEntities,
+        q: &QueryEntities,
     ) -> Result<EntityPage, ServiceError> {
         let caller = caller.into();
         // the entities a query returns are known only after the read: it pays 1 up
@@ -183,9 +187,9 @@ impl Entities {
         &self,
         caller: Caller<'_>,
         table: &str,
-        q: QueryEntities,
+        q: &QueryEntities,
     ) -> Result<EntityPage, ServiceError> {
-        let mut page = query_page(&self.parts, caller, table, &q, EXAMINED_IN_PLACE)?;
+        let mut page = query_page(&self.parts, caller, table, q, EXAMINED_IN_PLACE)?;
         if page.entities.len() >= q.top {
             self.notes.query(caller.account, table, q.filter.as_ref(), &page);
             return Ok(page);
@@ -268,10 +272,12 @@ fn query_page(
     max_examined: usize,
 ) -> Result<EntityPage, ServiceError> {
     let account = caller.account;
-    let ranges = caller.narrow(match &q.filter {
+    let planned = match &q.filter {
         Some(f) => filter::plan::plan_ranges(f),
         None => vec![KeyRange::unbounded()],
-    });
+    };
+    let kind = aztable_insight::classify::classify_ranges(&planned);
+    let ranges = caller.narrow(planned);
     let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
     // the filter reads only these properties: rows it rejects are never fully decoded
     let compiled = q.filter.as_ref().map(filter::Compiled::new);
@@ -279,7 +285,7 @@ fn query_page(
         Needs::new(f.names().to_vec(), f.reads_keys(), f.required_property(), &f.required_comparisons())
     });
     let started = std::time::Instant::now();
-    let mut page = EntityPage::default();
+    let mut page = EntityPage { kind, ..EntityPage::default() };
     let mut examined = 0usize;
     // rows a value summary let the scan skip: examined for the advisor, not the budget
     let mut skipped = 0u64;

@@ -37,9 +37,8 @@ impl Notes {
     /// A page of Query Entities; logs a full table scan over `--warnFullScan`.
     pub(super) fn query(&self, account: &str, table: &str, filter: Option<&Expr>, page: &EntityPage) {
         let Some(a) = &self.advisor else { return };
-        let kind = aztable_insight::classify(filter);
         let examined = page.examined as u64;
-        if a.queried(account, table, kind, filter, examined, &page.entities) {
+        if a.queried(account, table, page.kind, filter, examined, &page.entities) {
             let filter = filter.map(ToString::to_string).unwrap_or_default();
             tracing::warn!(
                 account,

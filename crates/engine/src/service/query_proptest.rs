@@ -488,5 +488,5 @@ fn a_resume_point_skips_earlier_ranges() {
     // ...which still needs the table to exist.
     let start = Some(("zz".into(), String::new()));
     let q = QueryEntities { start, top: 10, filter: filter::parse(f).ok() };
-    assert!(matches!(s.entities().query_entities(ACCT, "nope", q).wait(), Err(ServiceError::TableNotFound)));
+    assert!(matches!(s.entities().query_entities(ACCT, "nope", &q).wait(), Err(ServiceError::TableNotFound)));
 }

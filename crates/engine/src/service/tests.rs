@@ -59,7 +59,7 @@ fn delete_all_tables_empties_one_account_and_leaves_the_others() {
     assert_eq!(s.tables().create_table("acct", "tab7").unwrap(), "tab7", "no delay after a reset");
     assert_eq!(
         s.entities()
-            .query_entities("acct", "tab7", QueryEntities { top: 10, ..Default::default() })
+            .query_entities("acct", "tab7", &QueryEntities { top: 10, ..Default::default() })
             .wait()
             .unwrap()
             .entities
@@ -194,7 +194,7 @@ fn the_callers_rows_bound_every_entity_operation() {
     s.entities().insert_entity(caller, "tbl", new("p", "x", vec![])).wait().unwrap();
     let page = s
         .entities()
-        .query_entities(caller, "tbl", QueryEntities { top: 1000, ..Default::default() })
+        .query_entities(caller, "tbl", &QueryEntities { top: 1000, ..Default::default() })
         .wait()
         .unwrap();
     let keys: Vec<&str> = page.entities.iter().map(|e| e.row_key.as_str()).collect();
@@ -231,7 +231,7 @@ fn a_page_split_between_the_worker_and_the_pool_is_one_page() {
     {
         let q = QueryEntities { top, filter: filter(f), start: None };
         let at_once = s.entities().query_entities_within("acct".into(), "tbl", &q, 10_000).unwrap();
-        let split = s.entities().query_entities("acct", "tbl", q).wait().unwrap();
+        let split = s.entities().query_entities("acct", "tbl", &q).wait().unwrap();
         assert_eq!(split.entities, at_once.entities, "{f} top {top}");
         assert_eq!(split.next, at_once.next, "{f} top {top}");
     }

@@ -286,7 +286,7 @@ pub(super) async fn serve_browse(state: &AppState, parts: &Parts) -> Response {
     let mut next = None;
     if error.is_none() {
         let q = aztable_engine::service::QueryEntities { start, top: browse::PAGE_SIZE, filter };
-        match state.service.entities().query_entities(account.as_str(), &table, q).await {
+        match state.service.entities().query_entities(account.as_str(), &table, &q).await {
             Ok(page) => {
                 page_entities = page.entities;
                 next = page.next;

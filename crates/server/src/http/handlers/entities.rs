@@ -9,6 +9,7 @@ use super::super::response::{build, created, no_content, respond};
 use super::super::AppState;
 use super::{data_service_version, negotiate};
 use aztable_engine::service::QueryEntities;
+use aztable_insight::QueryKind;
 use aztable_model::continuation;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::time::wall_now;
@@ -53,18 +54,17 @@ pub(super) async fn query_entities(
         }
         None => None,
     };
-    // a full table scan counts for the gate unless the client marked it as expected
-    let scan = match state.service.insight() {
-        Some(_) if aztable_insight::classify(filter.as_ref()) == aztable_insight::QueryKind::FullScan => {
-            let expected = header(&req.headers, EXPECT_SCAN_HEADER).is_some_and(|v| v.trim() == "1");
-            (!expected).then(|| filter.as_ref().map(ToString::to_string).unwrap_or_default())
-        }
-        _ => None,
-    };
     let q = QueryEntities { start, top, filter };
-    let mut page = state.service.entities().query_entities(ctx.caller(), table, q).await?;
-    if let (Some(filter), Some(advisor)) = (scan, state.service.insight()) {
-        advisor.gate_scan(&ctx.account, table, &filter);
+    let mut page = state.service.entities().query_entities(ctx.caller(), table, &q).await?;
+    // a full table scan counts for the gate unless the client marked it as expected
+    if let Some(advisor) = state.service.insight().filter(|_| page.kind == QueryKind::FullScan) {
+        if header(&req.headers, EXPECT_SCAN_HEADER).is_none_or(|v| v.trim() != "1") {
+            advisor.gate_scan(
+                &ctx.account,
+                table,
+                &q.filter.as_ref().map(ToString::to_string).unwrap_or_default(),
+            );
+        }
     }
     if let Some(cutter) = &state.options.short_pages {
         let keys = page.entities.iter().map(|e| e.partition_key.as_str());

@@ -408,6 +408,27 @@ impl super::Format {
     }
 }
 
+/// About the bytes [`write_entity_fields`] writes for `e` (escapes aside): names,
+/// values, quotes, annotations, and the control information of `md`.
+fn rendered_size(e: &Entity, md: Metadata) -> usize {
+    let control = match md {
+        Metadata::None => 64,
+        Metadata::Minimal => 128,
+        Metadata::Full => 512,
+    };
+    let values: usize = (e.properties.iter())
+        .map(|(name, v)| {
+            let value = match v {
+                aztable_model::EdmValue::String(s) => s.len(),
+                aztable_model::EdmValue::Binary(b) => b.len().div_ceil(3) * 4,
+                _ => 40,
+            };
+            2 * name.len() + value + 32
+        })
+        .sum();
+    control + 2 * (e.partition_key.len() + e.row_key.len()) + values
+}
+
 /// A query feed: `{"odata.metadata":"{base}/$metadata#{table}","value":[...]}`
 /// (`odata.metadata` is left out under nometadata). `select` as for [`entity_response`].
 pub fn entity_feed(
@@ -418,7 +439,10 @@ pub fn entity_feed(
     urls: &Urls<'_>,
 ) -> Vec<u8> {
     let p = projection(select);
-    let mut out = Vec::with_capacity(256 + entities.len() * 512);
+    // sized for the whole feed up front: growing it by doubling copied it again and again
+    // (a tenth of a 10-row range query's instructions)
+    let size: usize = entities.iter().map(|e| rendered_size(e, md)).sum();
+    let mut out = Vec::with_capacity(256 + size);
     let mut w = ObjWriter::open(&mut out);
     if md != Metadata::None {
         w.str("odata.metadata", &metadata_url(urls, table, p.as_deref()));

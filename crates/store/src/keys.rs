@@ -305,6 +305,22 @@ pub fn decode_entity_key_into(key: &[u8], pk: &mut String, rk: &mut String) -> b
 
 /// [`decode_key_string`] into a reused buffer; returns the bytes consumed.
 fn decode_key_string_into(input: &[u8], out: &mut String) -> Option<usize> {
+    // most keys hold no escape and no remapped byte: up to the terminator, copied whole
+    if let Some(end) = input.iter().position(|&b| b == ESC) {
+        let text = &input[..end];
+        if input.get(end + 1) == Some(&ESC_END)
+            && !text.iter().any(|b| matches!(b, 0xEE | 0xEF | 0xF5 | 0xF6))
+        {
+            out.clear();
+            out.push_str(std::str::from_utf8(text).ok()?);
+            return Some(end + 2);
+        }
+    }
+    decode_key_string_slowly(input, out)
+}
+
+/// [`decode_key_string_into`] byte by byte, for every encoding.
+fn decode_key_string_slowly(input: &[u8], out: &mut String) -> Option<usize> {
     let mut raw = std::mem::take(out).into_bytes();
     raw.clear();
     let mut i = 0;
@@ -376,6 +392,29 @@ mod tests {
     }
 
     proptest! {
+        /// The whole-copy fast path of [`decode_key_string_into`] reads every input, valid
+        /// or not, as decoding byte by byte does.
+        #[test]
+        fn fast_key_decoding_is_the_byte_by_byte_decoding(
+            input in prop::collection::vec(prop_oneof![
+                4 => Just(b'a'), 1 => Just(0u8), 1 => Just(1u8), 1 => Just(0xFFu8), 1 => Just(0xEEu8),
+                1 => Just(0xF5u8), 1 => Just(0xF6u8), 1 => Just(0x80u8), 1 => Just(0xC3u8), 1 => any::<u8>(),
+            ], 0..16),
+            text in "[a\\x00\u{e000}\u{ffff}é]{0,6}",
+        ) {
+            let mut encoded = Vec::new();
+            encode_key_string(&mut encoded, &text);
+            for bytes in [&input[..], &encoded[..]] {
+                let (mut fast, mut slow) = (String::from("old"), String::from("old"));
+                let got = decode_key_string_into(bytes, &mut fast);
+                let want = decode_key_string_slowly(bytes, &mut slow);
+                prop_assert_eq!(got, want);
+                if want.is_some() {
+                    prop_assert_eq!(&fast, &slow);
+                }
+            }
+        }
+
         /// The whole-copy fast paths of [`encode_key_string`] and [`push_table_key`]
         /// write exactly what encoding byte by byte does.
         #[test]

@@ -5,11 +5,13 @@
 use aztable_engine::service::Caller;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::SasGrant;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue};
 
 /// The newest service version this server speaks; the version served when a request
 /// sends none.
 pub const LATEST_VERSION: &str = "2026-06-06";
+/// [`LATEST_VERSION`] as a header value, checked when compiled.
+pub const LATEST_VERSION_VALUE: HeaderValue = HeaderValue::from_static(LATEST_VERSION);
 /// The oldest service version the Table service has.
 const OLDEST_VERSION: &str = "2009-04-14";
 
@@ -17,9 +19,12 @@ const OLDEST_VERSION: &str = "2009-04-14";
 #[derive(Debug, Clone)]
 pub struct RequestCtx {
     pub request_id: RequestId,
-    /// The `x-ms-version` the request is served under (echoed on the response).
-    pub version: String,
-    pub client_request_id: Option<String>,
+    /// The `x-ms-version` the request is served under (echoed on the response), as the
+    /// header value it is echoed as: the request's own when served as sent, so the
+    /// echo copies nothing. Always text ([`RequestCtx::version`]).
+    pub version: HeaderValue,
+    /// The `x-ms-client-request-id` to echo (the request's value, shared).
+    pub client_request_id: Option<HeaderValue>,
     /// The account addressed (without any `-secondary` suffix).
     pub account: String,
     /// True when the URL addressed the read-only `-secondary` endpoint.
@@ -43,9 +48,15 @@ impl RequestCtx {
         Caller { account: &self.account, rows }
     }
 
+    /// The version served, as text.
+    pub fn version(&self) -> &str {
+        // only text is ever stored (`check_version` refuses other values)
+        self.version.to_str().unwrap_or(LATEST_VERSION)
+    }
+
     /// Whether the version served allows Atom (before 2015-12-11).
     pub fn atom_allowed(&self) -> bool {
-        aztable_wire::odata::atom_allowed(&self.version)
+        aztable_wire::odata::atom_allowed(self.version())
     }
 }
 
@@ -107,14 +118,14 @@ pub enum VersionCheck {
 /// version on is served; a newer one than [`LATEST_VERSION`] is served as
 /// [`LATEST_VERSION`] (logged once per version), or refused under
 /// [`VersionCheck::Strict`]; [`VersionCheck::Skip`] serves anything. No header means
-/// [`LATEST_VERSION`].
-pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<String, ApiError> {
-    let Some(v) = headers.get("x-ms-version") else {
-        return Ok(LATEST_VERSION.to_owned());
+/// [`LATEST_VERSION`]. The version served is returned as the header value echoing it.
+pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<HeaderValue, ApiError> {
+    let Some(sent) = headers.get(&super::request::X_MS_VERSION) else {
+        return Ok(LATEST_VERSION_VALUE);
     };
-    let v = v.to_str().map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
+    let v = sent.to_str().map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
     if check == VersionCheck::Skip {
-        return Ok(v.to_owned());
+        return Ok(sent.clone());
     }
     let well_formed = v.len() == 10
         && v.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
@@ -125,7 +136,7 @@ pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<String,
         ));
     }
     if v <= LATEST_VERSION {
-        return Ok(v.to_owned());
+        return Ok(sent.clone());
     }
     if check == VersionCheck::Strict {
         return Err(ApiError::with_message(
@@ -143,7 +154,7 @@ pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<String,
              (--strictApiVersion refuses it instead)"
         );
     }
-    Ok(LATEST_VERSION.to_owned())
+    Ok(LATEST_VERSION_VALUE)
 }
 
 /// The newer versions already logged, process-wide.

@@ -10,7 +10,7 @@ use super::ctx::{self, RequestCtx};
 use super::message::Body;
 use super::message::Response;
 use super::query::QueryParams;
-use super::request::{self, header, Req};
+use super::request::{self, header, Req, X_HTTP_METHOD, X_MS_DATE, X_MS_VERSION};
 use super::{error_response, handlers, limits, response, AppState};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::{self, AuthRequest};
@@ -19,6 +19,12 @@ use http::request::Parts;
 use http_body::Body as _;
 use std::net::SocketAddr;
 use tokio::time::Instant;
+
+/// `Keep-Alive` (not among `http::header`'s names).
+static KEEP_ALIVE: http::HeaderName = http::HeaderName::from_static("keep-alive");
+
+/// `x-ms-error-code`, as the access log reads it.
+static X_MS_ERROR_CODE: http::HeaderName = http::HeaderName::from_static("x-ms-error-code");
 
 /// Where the account came from.
 struct AccountRef<'a> {
@@ -50,7 +56,7 @@ pub(super) async fn dispatch(
     }
     let mut ctx = RequestCtx {
         request_id: ctx::new_request_id(),
-        version: ctx::LATEST_VERSION.to_owned(),
+        version: ctx::LATEST_VERSION_VALUE,
         client_request_id: request::client_request_id(&parts.headers),
         account: String::new(),
         secondary: false,
@@ -64,7 +70,7 @@ pub(super) async fn dispatch(
     let method = parts.method.clone();
     let uri = parts.uri.clone();
     let (path, query) = (uri.path(), uri.query());
-    let origin = header(&parts.headers, "origin").map(str::to_owned);
+    let origin = header(&parts.headers, http::header::ORIGIN).map(str::to_owned);
     let client_keeps = client_keeps_connection(&parts);
     // `--debug FILE`: the request in detail, secrets hidden
     tracing::debug!(
@@ -105,7 +111,7 @@ pub(super) async fn dispatch(
     // the answer says `Connection: close`, or hyper will say it for a client that asked
     if let Some(keep_alive) = &state.options.keep_alive {
         if client_keeps && !resp.headers().contains_key(http::header::CONNECTION) {
-            resp.headers_mut().insert("keep-alive", keep_alive.clone());
+            resp.headers_mut().insert(KEEP_ALIVE.clone(), keep_alive.clone());
         }
     }
     if let Some(origin) = &origin {
@@ -117,7 +123,7 @@ pub(super) async fn dispatch(
         method = %method,
         operation = ctx.operation,
         status = resp.status().as_u16(),
-        error_code = resp.headers().get("x-ms-error-code").and_then(|v| v.to_str().ok()),
+        error_code = resp.headers().get(&X_MS_ERROR_CODE).and_then(|v| v.to_str().ok()),
         latency_us = started.elapsed().as_micros() as u64,
         request_id = %ctx.request_id,
         "{method} {path}{}",
@@ -262,7 +268,7 @@ fn route<'a>(
 ) -> Result<Routed<'a>, ApiError> {
     let raw_path = parts.uri.path();
     let account_ref = resolve_account(state, parts, raw_path)?;
-    let host = header(&parts.headers, "host").unwrap_or("127.0.0.1");
+    let host = header(&parts.headers, http::header::HOST).unwrap_or("127.0.0.1");
     let (account, secondary) = aztable_wire::endpoint::primary_account(account_ref.url_name);
     ctx.account = account.to_owned();
     ctx.secondary = secondary;
@@ -278,7 +284,7 @@ fn route<'a>(
         None => raw_path,
     };
 
-    let tunnel = parts.headers.get_all("x-http-method").iter().map(|v| v.to_str().ok());
+    let tunnel = parts.headers.get_all(&X_HTTP_METHOD).iter().map(|v| v.to_str().ok());
     let method = aztable_wire::endpoint::tunnelled_method(parts.method.as_str(), tunnel)?;
     // The Python SDK sends service-level requests to the secondary as
     // `/<account>-secondary/<account>/?restype=service…`, naming the account twice; no
@@ -350,7 +356,7 @@ fn authenticate(
 /// Whether errors for this request are written in XML ([`aztable_wire::odata::errors_in_xml`]).
 fn xml_errors(parts: &Parts, query: &QueryParams, atom_allowed: bool) -> bool {
     aztable_wire::odata::errors_in_xml(
-        header(&parts.headers, "accept"),
+        header(&parts.headers, http::header::ACCEPT),
         query.format.as_deref(),
         atom_allowed,
     )
@@ -368,7 +374,9 @@ fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>
         e.auth_detail = Some(detail);
         e
     };
-    let date = ["x-ms-date", "date"].iter().find_map(|h| header(headers, h).filter(|v| !v.is_empty()));
+    let date = [&X_MS_DATE, &http::header::DATE]
+        .into_iter()
+        .find_map(|h| header(headers, h).filter(|v| !v.is_empty()));
     // No date at all was refused by the signature check already.
     let Some(date) = date else { return Ok(()) };
     let Some(sent) = parse_request_date(date) else {
@@ -406,7 +414,7 @@ fn parse_request_date(date: &str) -> Option<chrono::DateTime<chrono::FixedOffset
 
 /// The token of an `Authorization: Bearer <token>` header.
 fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
-    header(headers, "authorization")?.strip_prefix("Bearer ")
+    header(headers, http::header::AUTHORIZATION)?.strip_prefix("Bearer ")
 }
 
 /// `--oauth basic`: a structurally valid, current Entra ID token for storage grants every
@@ -448,8 +456,10 @@ fn authorize_sas(
     };
     let if_match = parts.headers.contains_key(http::header::IF_MATCH);
     let grant = auth::authorize_sas(token, &sas_ctx, endpoint, if_match, &policies)?;
-    if !parts.headers.contains_key("x-ms-version") {
-        ctx.version = grant.version.as_str().min(ctx::LATEST_VERSION).to_owned();
+    if !parts.headers.contains_key(&X_MS_VERSION) {
+        // a token's `sv` is a version (`YYYY-MM-DD`), so always a valid header value
+        let served = grant.version.as_str().min(ctx::LATEST_VERSION);
+        ctx.version = http::HeaderValue::from_str(served).unwrap_or(ctx::LATEST_VERSION_VALUE);
     }
     ctx.sas = Some(grant);
     Ok(())
@@ -491,7 +501,7 @@ fn resolve_account<'a>(
     raw_path: &'a str,
 ) -> Result<AccountRef<'a>, ApiError> {
     if !state.options.disable_product_style_url {
-        let host = header(&parts.headers, "host").unwrap_or("");
+        let host = header(&parts.headers, http::header::HOST).unwrap_or("");
         let hostname = host.rsplit_once(':').map_or(host, |(h, _)| h);
         if let Some((label, _)) = hostname.split_once('.') {
             let (name, _) = aztable_wire::endpoint::primary_account(label);

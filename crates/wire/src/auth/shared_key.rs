@@ -24,7 +24,7 @@ use super::sign::push_string_to_sign_head;
 use super::{Account, AuthError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use percent_encoding::{percent_decode_str, percent_encode, AsciiSet, CONTROLS, NON_ALPHANUMERIC};
 use std::borrow::Cow;
 
@@ -86,8 +86,8 @@ pub fn authenticate(
     }
 
     let date = date_header(req.headers).ok_or(AuthError::MissingDate)?;
-    let content_md5 = header_value(req.headers, "content-md5");
-    let content_type = header_value(req.headers, http::header::CONTENT_TYPE.as_str());
+    let content_md5 = header_value(req.headers, &CONTENT_MD5);
+    let content_type = header_value(req.headers, &http::header::CONTENT_TYPE);
 
     // The string the documented rule gives (reported back on failure), built in one
     // allocation: the head, then `/{account}{path}` and the raw `?comp=`.
@@ -163,7 +163,7 @@ pub fn authenticate(
 /// Splits `SharedKey account:signature` / `SharedKeyLite account:signature`.
 fn parse_authorization(value: &str) -> Result<(Scheme, &str, &str), AuthError> {
     let malformed = || AuthError::MalformedAuthorization(value.to_string());
-    let (scheme, credentials) = value.trim().split_once(' ').ok_or_else(malformed)?;
+    let (scheme, credentials) = split_at_byte(value.trim(), b' ').ok_or_else(malformed)?;
     let scheme = if scheme.eq_ignore_ascii_case("SharedKey") {
         Scheme::SharedKey
     } else if scheme.eq_ignore_ascii_case("SharedKeyLite") {
@@ -171,7 +171,7 @@ fn parse_authorization(value: &str) -> Result<(Scheme, &str, &str), AuthError> {
     } else {
         return Err(malformed());
     };
-    let (name, signature) = credentials.trim().split_once(':').ok_or_else(malformed)?;
+    let (name, signature) = split_at_byte(credentials.trim(), b':').ok_or_else(malformed)?;
     let (name, signature) = (name.trim(), signature.trim());
     if name.is_empty() || signature.is_empty() || signature.contains(char::is_whitespace) {
         return Err(malformed());
@@ -179,19 +179,40 @@ fn parse_authorization(value: &str) -> Result<(Scheme, &str, &str), AuthError> {
     Ok((scheme, name, signature))
 }
 
-/// A header value as text (lossy for non-UTF-8 bytes, which then simply fail to verify).
-fn header_text(value: &http::HeaderValue) -> Cow<'_, str> {
-    String::from_utf8_lossy(value.as_bytes())
+/// `s` split around its first `byte` (an ASCII byte, so both sides are text): what
+/// `split_once` with that character gives, by a byte scan (the header is short, and
+/// `split_once`'s searcher costs more to set up than the scan).
+fn split_at_byte(s: &str, byte: u8) -> Option<(&str, &str)> {
+    debug_assert!(byte.is_ascii());
+    let at = s.bytes().position(|b| b == byte)?;
+    Some((&s[..at], &s[at + 1..]))
 }
 
+/// A header value as text (lossy for non-UTF-8 bytes, which then simply fail to verify).
+fn header_text(value: &http::HeaderValue) -> Cow<'_, str> {
+    // visible ASCII (what clients send) is borrowed as is; only other bytes need the
+    // lossy conversion
+    match value.to_str() {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(value.as_bytes()),
+    }
+}
+
+// The names read here, built when compiled (a `&str` name is parsed on every lookup).
+static CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
+static X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
+
 /// The first value of a header, or `""`.
-fn header_value<'h>(headers: &'h HeaderMap, name: &str) -> Cow<'h, str> {
+fn header_value<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Cow<'h, str> {
     headers.get(name).map(header_text).unwrap_or_default()
 }
 
 /// `x-ms-date` if present and non-empty, else `Date` if non-empty.
 fn date_header(headers: &HeaderMap) -> Option<Cow<'_, str>> {
-    ["x-ms-date", "date"].iter().map(|name| header_value(headers, name)).find(|value| !value.is_empty())
+    [&X_MS_DATE, &http::header::DATE]
+        .into_iter()
+        .map(|name| header_value(headers, name))
+        .find(|value| !value.is_empty())
 }
 
 fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
@@ -804,5 +825,24 @@ mod tests {
                 proptest::prop_assert_eq!(renormalise(&path, encoding), reference(&path, keep), "{:?}", encoding);
             }
         }
+    }
+
+    proptest::proptest! {
+        /// The byte split is `split_once` with the same character, on any text
+        /// (multi-byte characters included).
+        #[test]
+        fn split_at_byte_is_split_once(s in "[a-z :é\u{1F600} ]{0,12}") {
+            for byte in [b' ', b':'] {
+                proptest::prop_assert_eq!(split_at_byte(&s, byte), s.split_once(char::from(byte)));
+            }
+        }
+    }
+
+    #[test]
+    fn non_ascii_header_values_are_read_lossily() {
+        let value = HeaderValue::from_bytes(b"SharedKey \xffname:sig").expect("obs-text value");
+        assert_eq!(header_text(&value), "SharedKey \u{FFFD}name:sig");
+        let value = HeaderValue::from_static("SharedKey name:sig");
+        assert!(matches!(header_text(&value), Cow::Borrowed("SharedKey name:sig")));
     }
 }

@@ -267,8 +267,9 @@ fn route<'a>(
     query: &QueryParams,
 ) -> Result<Routed<'a>, ApiError> {
     let raw_path = parts.uri.path();
-    let account_ref = resolve_account(state, parts, raw_path)?;
-    let host = header(&parts.headers, http::header::HOST).unwrap_or("127.0.0.1");
+    let host = header(&parts.headers, http::header::HOST);
+    let account_ref = resolve_account(state, host, raw_path)?;
+    let host = host.unwrap_or("127.0.0.1");
     let (account, secondary) = aztable_wire::endpoint::primary_account(account_ref.url_name);
     ctx.account = account.to_owned();
     ctx.secondary = secondary;
@@ -497,27 +498,33 @@ fn add_cors_headers(
 /// first path segment).
 fn resolve_account<'a>(
     state: &AppState,
-    parts: &'a Parts,
+    host: Option<&'a str>,
     raw_path: &'a str,
 ) -> Result<AccountRef<'a>, ApiError> {
+    // (split at ASCII bytes by byte scans: cheaper than `str`'s searchers on such
+    // short text)
     if !state.options.disable_product_style_url {
-        let host = header(&parts.headers, http::header::HOST).unwrap_or("");
+        let host = host.unwrap_or("");
         let hostname = host.rsplit_once(':').map_or(host, |(h, _)| h);
-        if let Some((label, _)) = hostname.split_once('.') {
+        if let Some(dot) = hostname.bytes().position(|b| b == b'.') {
+            let label = &hostname[..dot];
             let (name, _) = aztable_wire::endpoint::primary_account(label);
-            if hostname.parse::<std::net::IpAddr>().is_err() && state.accounts.get(name).is_some() {
+            // the account first: an IP address's first label names none
+            if state.accounts.get(name).is_some() && hostname.parse::<std::net::IpAddr>().is_err() {
                 return Ok(AccountRef { url_name: label, path_prefix: None });
             }
         }
     }
-    let segment = raw_path.trim_start_matches('/').split('/').next().unwrap_or("");
+    let after_slashes = raw_path.trim_start_matches('/');
+    let segment =
+        &after_slashes[..after_slashes.bytes().position(|b| b == b'/').unwrap_or(after_slashes.len())];
     if segment.is_empty() {
         return Err(ApiError::with_message(
             ErrorCode::InvalidUri,
             "The request URI does not name an account (path-style: /<account>/...).",
         ));
     }
-    let leading = raw_path.len() - raw_path.trim_start_matches('/').len();
+    let leading = raw_path.len() - after_slashes.len();
     Ok(AccountRef { url_name: segment, path_prefix: Some(&raw_path[..leading + segment.len()]) })
 }
 

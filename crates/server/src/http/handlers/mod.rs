@@ -47,12 +47,16 @@ pub(super) async fn handle(
 
 /// The response format the client asked for (`$format` wins over `Accept`).
 fn negotiate(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
-    odata::negotiate(header(&req.headers, "accept"), req.query.format.as_deref(), ctx.atom_allowed())
+    odata::negotiate(
+        header(&req.headers, http::header::ACCEPT),
+        req.query.format.as_deref(),
+        ctx.atom_allowed(),
+    )
 }
 
 /// How the request body is read ([`odata::body_format`]).
 fn body_format(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
-    odata::body_format(header(&req.headers, "content-type"), &req.body, ctx.atom_allowed())
+    odata::body_format(header(&req.headers, http::header::CONTENT_TYPE), &req.body, ctx.atom_allowed())
 }
 
 /// `DataServiceVersion` of a response: 3.0 for JSON; for Atom what the service's

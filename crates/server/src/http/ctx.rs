@@ -5,7 +5,7 @@
 use aztable_engine::service::Caller;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::SasGrant;
-use http::{HeaderMap, HeaderValue};
+use http::HeaderValue;
 
 /// The newest service version this server speaks; the version served when a request
 /// sends none.
@@ -118,9 +118,10 @@ pub enum VersionCheck {
 /// version on is served; a newer one than [`LATEST_VERSION`] is served as
 /// [`LATEST_VERSION`] (logged once per version), or refused under
 /// [`VersionCheck::Strict`]; [`VersionCheck::Skip`] serves anything. No header means
-/// [`LATEST_VERSION`]. The version served is returned as the header value echoing it.
-pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<HeaderValue, ApiError> {
-    let Some(sent) = headers.get(&super::request::X_MS_VERSION) else {
+/// [`LATEST_VERSION`]. `sent` is the request's (first) `x-ms-version`; the version served
+/// is returned as the header value echoing it.
+pub fn check_version(sent: Option<&HeaderValue>, check: VersionCheck) -> Result<HeaderValue, ApiError> {
+    let Some(sent) = sent else {
         return Ok(LATEST_VERSION_VALUE);
     };
     let v = sent.to_str().map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
@@ -187,30 +188,28 @@ impl SeenVersions {
 mod tests {
     use super::*;
 
-    fn with_version(v: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert("x-ms-version", v.parse().unwrap());
-        h
+    fn with_version(v: &str) -> HeaderValue {
+        HeaderValue::from_str(v).unwrap()
     }
 
     #[test]
     fn version_check() {
         use VersionCheck::{Lenient, Skip, Strict};
         for check in [Lenient, Strict] {
-            assert_eq!(check_version(&HeaderMap::new(), check).unwrap(), LATEST_VERSION);
-            assert_eq!(check_version(&with_version("2019-02-02"), check).unwrap(), "2019-02-02");
-            assert_eq!(check_version(&with_version(LATEST_VERSION), check).unwrap(), LATEST_VERSION);
+            assert_eq!(check_version(None, check).unwrap(), LATEST_VERSION);
+            assert_eq!(check_version(Some(&with_version("2019-02-02")), check).unwrap(), "2019-02-02");
+            assert_eq!(check_version(Some(&with_version(LATEST_VERSION)), check).unwrap(), LATEST_VERSION);
             for bad in ["garbage", "2001-01-01", "2009-04-13", "2099-1-01", "2099-01-01 ", "2099/01/01"] {
-                let e = check_version(&with_version(bad), check).unwrap_err();
+                let e = check_version(Some(&with_version(bad)), check).unwrap_err();
                 assert_eq!(e.code, ErrorCode::InvalidHeaderValue, "{bad}");
             }
         }
-        assert_eq!(check_version(&with_version("2099-01-01"), Lenient).unwrap(), LATEST_VERSION);
-        let e = check_version(&with_version("2099-01-01"), Strict).unwrap_err();
+        assert_eq!(check_version(Some(&with_version("2099-01-01")), Lenient).unwrap(), LATEST_VERSION);
+        let e = check_version(Some(&with_version("2099-01-01")), Strict).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidHeaderValue);
         assert!(e.message.contains("--strictApiVersion"), "{}", e.message);
-        assert_eq!(check_version(&with_version("2099-01-01"), Skip).unwrap(), "2099-01-01");
-        assert_eq!(check_version(&with_version("garbage"), Skip).unwrap(), "garbage");
+        assert_eq!(check_version(Some(&with_version("2099-01-01")), Skip).unwrap(), "2099-01-01");
+        assert_eq!(check_version(Some(&with_version("garbage")), Skip).unwrap(), "garbage");
     }
 
     #[test]

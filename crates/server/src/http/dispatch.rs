@@ -10,7 +10,7 @@ use super::ctx::{self, RequestCtx};
 use super::message::Body;
 use super::message::Response;
 use super::query::QueryParams;
-use super::request::{self, header, Req, X_HTTP_METHOD, X_MS_DATE, X_MS_VERSION};
+use super::request::{self, header, text, Head, Req, X_HTTP_METHOD};
 use super::{error_response, handlers, limits, response, AppState};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::{self, AuthRequest};
@@ -218,17 +218,19 @@ async fn handle(
 /// The checks made on the request head, in stages, each taking what the one before
 /// produced: the head's limits and version ([`check_head_and_version`]), the account and the
 /// operation ([`route`]), the caller ([`authenticate`]). Each stage records in `ctx`
-/// what an error answer needs (version, error format, account, operation).
+/// what an error answer needs (version, error format, account, operation). The headers
+/// they read are read first, in one pass ([`Head`]).
 fn check_head(
     state: &AppState,
     ctx: &mut RequestCtx,
     client: Option<SocketAddr>,
     parts: &Parts,
 ) -> Result<(Endpoint, QueryParams), ApiError> {
-    let query = check_head_and_version(state, ctx, parts)?;
-    let routed = route(state, ctx, parts, &query)?;
+    let head = Head::read(&parts.headers);
+    let query = check_head_and_version(state, ctx, parts, &head)?;
+    let routed = route(state, ctx, parts, &head, &query)?;
     if routed.endpoint != Endpoint::Preflight {
-        authenticate(state, ctx, client, parts, &query, &routed)?;
+        authenticate(state, ctx, client, parts, &head, &query, &routed)?;
     }
     Ok((routed.endpoint, query))
 }
@@ -239,14 +241,15 @@ fn check_head_and_version(
     state: &AppState,
     ctx: &mut RequestCtx,
     parts: &Parts,
+    head: &Head<'_>,
 ) -> Result<QueryParams, ApiError> {
-    limits::check_head(&parts.uri, &parts.headers)?;
+    limits::check_head(&parts.uri, parts.headers.len(), head.bytes)?;
     let query = QueryParams::parse(parts.uri.query());
-    ctx.version = ctx::check_version(&parts.headers, state.options.version_check).inspect_err(|_| {
+    ctx.version = ctx::check_version(head.x_ms_version, state.options.version_check).inspect_err(|_| {
         // an unusable version is answered as the newest version would be
-        ctx.xml_errors = xml_errors(parts, &query, false);
+        ctx.xml_errors = xml_errors(head, &query, false);
     })?;
-    ctx.xml_errors = xml_errors(parts, &query, ctx.atom_allowed());
+    ctx.xml_errors = xml_errors(head, &query, ctx.atom_allowed());
     Ok(query)
 }
 
@@ -264,10 +267,11 @@ fn route<'a>(
     state: &AppState,
     ctx: &mut RequestCtx,
     parts: &'a Parts,
+    head: &Head<'a>,
     query: &QueryParams,
 ) -> Result<Routed<'a>, ApiError> {
     let raw_path = parts.uri.path();
-    let host = header(&parts.headers, http::header::HOST);
+    let host = text(head.host);
     let account_ref = resolve_account(state, host, raw_path)?;
     let host = host.unwrap_or("127.0.0.1");
     let (account, secondary) = aztable_wire::endpoint::primary_account(account_ref.url_name);
@@ -285,8 +289,13 @@ fn route<'a>(
         None => raw_path,
     };
 
-    let tunnel = parts.headers.get_all(&X_HTTP_METHOD).iter().map(|v| v.to_str().ok());
-    let method = aztable_wire::endpoint::tunnelled_method(parts.method.as_str(), tunnel)?;
+    let method = if head.x_http_method {
+        let tunnel = parts.headers.get_all(&X_HTTP_METHOD).iter().map(|v| v.to_str().ok());
+        aztable_wire::endpoint::tunnelled_method(parts.method.as_str(), tunnel)?
+    } else {
+        // (what `tunnelled_method` answers for no values)
+        parts.method.as_str()
+    };
     // The Python SDK sends service-level requests to the secondary as
     // `/<account>-secondary/<account>/?restype=service…`, naming the account twice; no
     // table operation carries `restype=service`, so the second name is the account's.
@@ -315,6 +324,7 @@ fn authenticate(
     ctx: &mut RequestCtx,
     client: Option<SocketAddr>,
     parts: &Parts,
+    head: &Head<'_>,
     query: &QueryParams,
     routed: &Routed<'_>,
 ) -> Result<(), ApiError> {
@@ -323,12 +333,18 @@ fn authenticate(
         e.auth_detail = Some(format!("The account '{}' does not exist on this server.", ctx.account));
         e
     })?;
-    let bearer = if state.options.oauth { bearer_token(&parts.headers) } else { None };
+    let bearer = if state.options.oauth { bearer_token(head) } else { None };
     match (auth::parse_sas(parts.uri.query().unwrap_or_default()), bearer) {
         (Some(token), _) => {
-            authorize_sas(state, ctx, client, parts, account, &token?, &routed.endpoint)?;
-            // served under the token's version when the request names none
-            ctx.xml_errors = xml_errors(parts, query, ctx.atom_allowed());
+            let grant = authorize_sas(state, ctx, client, parts, account, &token?, &routed.endpoint)?;
+            if head.x_ms_version.is_none() {
+                // served under the token's version when the request names none; a token's
+                // `sv` is a version (`YYYY-MM-DD`), so always a valid header value
+                let served = grant.version.as_str().min(ctx::LATEST_VERSION);
+                ctx.version = http::HeaderValue::from_str(served).unwrap_or(ctx::LATEST_VERSION_VALUE);
+            }
+            ctx.sas = Some(grant);
+            ctx.xml_errors = xml_errors(head, query, ctx.atom_allowed());
         }
         (None, Some(token)) => authorize_bearer(ctx, token, &routed.endpoint)?,
         (None, None) => {
@@ -338,9 +354,9 @@ fn authenticate(
                 query: parts.uri.query(),
                 headers: &parts.headers,
             };
-            auth::authenticate(&auth_req, account, routed.account_ref.path_prefix)?;
+            auth::authenticate_signed(&auth_req, &head.signed, account, routed.account_ref.path_prefix)?;
             if !state.options.loose {
-                check_date_skew(&parts.headers, aztable_model::time::server_now())?;
+                check_date_skew(head, aztable_model::time::server_now())?;
             }
         }
     }
@@ -355,12 +371,8 @@ fn authenticate(
 }
 
 /// Whether errors for this request are written in XML ([`aztable_wire::odata::errors_in_xml`]).
-fn xml_errors(parts: &Parts, query: &QueryParams, atom_allowed: bool) -> bool {
-    aztable_wire::odata::errors_in_xml(
-        header(&parts.headers, http::header::ACCEPT),
-        query.format.as_deref(),
-        atom_allowed,
-    )
+fn xml_errors(head: &Head<'_>, query: &QueryParams, atom_allowed: bool) -> bool {
+    aztable_wire::odata::errors_in_xml(text(head.accept), query.format.as_deref(), atom_allowed)
 }
 
 /// How far a SharedKey request's date may be from the server's clock.
@@ -369,15 +381,14 @@ const MAX_DATE_SKEW_MINUTES: i64 = 15;
 /// Refuses a signed request whose date (`x-ms-date`, else `Date`, as signed) is more than
 /// [`MAX_DATE_SKEW_MINUTES`] from `now` either way, or is not an RFC 1123 date: 403
 /// `AuthenticationFailed`, as the service answers a replayed or badly clocked request.
-fn check_date_skew(headers: &http::HeaderMap, now: chrono::DateTime<chrono::Utc>) -> Result<(), ApiError> {
+fn check_date_skew(head: &Head<'_>, now: chrono::DateTime<chrono::Utc>) -> Result<(), ApiError> {
     let refuse = |detail: String| {
         let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
         e.auth_detail = Some(detail);
         e
     };
-    let date = [&X_MS_DATE, &http::header::DATE]
-        .into_iter()
-        .find_map(|h| header(headers, h).filter(|v| !v.is_empty()));
+    let date =
+        [head.signed.x_ms_date, head.signed.date].into_iter().find_map(|v| text(v).filter(|v| !v.is_empty()));
     // No date at all was refused by the signature check already.
     let Some(date) = date else { return Ok(()) };
     let Some(sent) = parse_request_date(date) else {
@@ -414,8 +425,8 @@ fn parse_request_date(date: &str) -> Option<chrono::DateTime<chrono::FixedOffset
 }
 
 /// The token of an `Authorization: Bearer <token>` header.
-fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
-    header(headers, http::header::AUTHORIZATION)?.strip_prefix("Bearer ")
+fn bearer_token<'h>(head: &Head<'h>) -> Option<&'h str> {
+    text(head.signed.authorization)?.strip_prefix("Bearer ")
 }
 
 /// `--oauth basic`: a structurally valid, current Entra ID token for storage grants every
@@ -432,9 +443,9 @@ fn authorize_bearer(ctx: &RequestCtx, token: &str, endpoint: &Endpoint) -> Resul
 }
 
 /// Verifies the request's shared access signature and authorizes the operation with it
-/// (the stored access policies of a table SAS with `si` come from the table's ACL); keeps
-/// the grant in `ctx` for the handlers that enforce its key range. Without
-/// `x-ms-version`, the request is served under the token's `sv`.
+/// (the stored access policies of a table SAS with `si` come from the table's ACL);
+/// returns the grant, which the caller keeps in `ctx` for the handlers that enforce its
+/// key range (and whose `sv` serves a request without `x-ms-version`).
 fn authorize_sas(
     state: &AppState,
     ctx: &mut RequestCtx,
@@ -443,7 +454,7 @@ fn authorize_sas(
     account: &auth::Account,
     token: &auth::SasToken,
     endpoint: &Endpoint,
-) -> Result<(), ApiError> {
+) -> Result<auth::SasGrant, ApiError> {
     let client_ip = client.map(|c| c.ip());
     let now = aztable_model::time::wall_now();
     let sas_ctx = auth::SasContext { account, now, client_ip, is_https: state.options.https };
@@ -457,13 +468,7 @@ fn authorize_sas(
     };
     let if_match = parts.headers.contains_key(http::header::IF_MATCH);
     let grant = auth::authorize_sas(token, &sas_ctx, endpoint, if_match, &policies)?;
-    if !parts.headers.contains_key(&X_MS_VERSION) {
-        // a token's `sv` is a version (`YYYY-MM-DD`), so always a valid header value
-        let served = grant.version.as_str().min(ctx::LATEST_VERSION);
-        ctx.version = http::HeaderValue::from_str(served).unwrap_or(ctx::LATEST_VERSION_VALUE);
-    }
-    ctx.sas = Some(grant);
-    Ok(())
+    Ok(grant)
 }
 
 /// CORS on an actual (non-`OPTIONS`) request with an `Origin` header: adds the headers of

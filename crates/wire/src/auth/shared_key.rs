@@ -24,7 +24,7 @@ use super::sign::push_string_to_sign_head;
 use super::{Account, AuthError};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use http::{HeaderMap, HeaderName};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use percent_encoding::{percent_decode_str, percent_encode, AsciiSet, CONTROLS, NON_ALPHANUMERIC};
 use std::borrow::Cow;
 
@@ -72,8 +72,18 @@ pub fn authenticate(
     account: &Account,
     path_style_prefix: Option<&str>,
 ) -> Result<(), AuthError> {
-    let authorization =
-        req.headers.get(http::header::AUTHORIZATION).ok_or(AuthError::MissingAuthorization)?;
+    authenticate_signed(req, &SignedHeaders::of(req.headers), account, path_style_prefix)
+}
+
+/// [`authenticate`] with the request's [`SignedHeaders`] already read (by a caller that
+/// passes over the headers anyway); `signed` must be those of `req.headers`.
+pub fn authenticate_signed(
+    req: &AuthRequest<'_>,
+    signed: &SignedHeaders<'_>,
+    account: &Account,
+    path_style_prefix: Option<&str>,
+) -> Result<(), AuthError> {
+    let authorization = signed.authorization.ok_or(AuthError::MissingAuthorization)?;
     let authorization = header_text(authorization);
     let (scheme, header_account, signature) = parse_authorization(&authorization)?;
 
@@ -85,9 +95,9 @@ pub fn authenticate(
         });
     }
 
-    let date = date_header(req.headers).ok_or(AuthError::MissingDate)?;
-    let content_md5 = header_value(req.headers, &CONTENT_MD5);
-    let content_type = header_value(req.headers, &http::header::CONTENT_TYPE);
+    let date = date_header(signed).ok_or(AuthError::MissingDate)?;
+    let content_md5 = header_value(signed.content_md5);
+    let content_type = header_value(signed.content_type);
 
     // The string the documented rule gives (reported back on failure), built in one
     // allocation: the head, then `/{account}{path}` and the raw `?comp=`.
@@ -202,17 +212,56 @@ fn header_text(value: &http::HeaderValue) -> Cow<'_, str> {
 static CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
 static X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
 
-/// The first value of a header, or `""`.
-fn header_value<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Cow<'h, str> {
-    headers.get(name).map(header_text).unwrap_or_default()
+/// The headers SharedKey reads (the `Authorization` header and those it signs), each
+/// the header's first value, as `HeaderMap::get` gives it: read by lookups
+/// ([`SignedHeaders::of`]), or noted during a pass over the headers a caller makes anyway
+/// ([`SignedHeaders::note`]), which costs less than the five lookups.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SignedHeaders<'h> {
+    pub authorization: Option<&'h HeaderValue>,
+    pub x_ms_date: Option<&'h HeaderValue>,
+    pub date: Option<&'h HeaderValue>,
+    pub content_md5: Option<&'h HeaderValue>,
+    pub content_type: Option<&'h HeaderValue>,
+}
+
+impl<'h> SignedHeaders<'h> {
+    /// The headers of `headers`, looked up one by one.
+    pub fn of(headers: &'h HeaderMap) -> SignedHeaders<'h> {
+        SignedHeaders {
+            authorization: headers.get(http::header::AUTHORIZATION),
+            x_ms_date: headers.get(&X_MS_DATE),
+            date: headers.get(http::header::DATE),
+            content_md5: headers.get(&CONTENT_MD5),
+            content_type: headers.get(http::header::CONTENT_TYPE),
+        }
+    }
+
+    /// Notes one header of a pass over a request's headers in their order (as
+    /// `HeaderMap`'s iterator gives them): `value` is kept when `name` is one of these
+    /// headers and no value of it was kept yet. Returns whether `name` is one of them.
+    pub fn note(&mut self, name: &HeaderName, value: &'h HeaderValue) -> bool {
+        let slot = match name.as_str() {
+            "authorization" => &mut self.authorization,
+            "x-ms-date" => &mut self.x_ms_date,
+            "date" => &mut self.date,
+            "content-md5" => &mut self.content_md5,
+            "content-type" => &mut self.content_type,
+            _ => return false,
+        };
+        slot.get_or_insert(value);
+        true
+    }
+}
+
+/// A header's value as text, or `""`.
+fn header_value(value: Option<&HeaderValue>) -> Cow<'_, str> {
+    value.map(header_text).unwrap_or_default()
 }
 
 /// `x-ms-date` if present and non-empty, else `Date` if non-empty.
-fn date_header(headers: &HeaderMap) -> Option<Cow<'_, str>> {
-    [&X_MS_DATE, &http::header::DATE]
-        .into_iter()
-        .map(|name| header_value(headers, name))
-        .find(|value| !value.is_empty())
+fn date_header<'h>(signed: &SignedHeaders<'h>) -> Option<Cow<'h, str>> {
+    [signed.x_ms_date, signed.date].into_iter().map(header_value).find(|value| !value.is_empty())
 }
 
 fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
@@ -844,5 +893,30 @@ mod tests {
         assert_eq!(header_text(&value), "SharedKey \u{FFFD}name:sig");
         let value = HeaderValue::from_static("SharedKey name:sig");
         assert!(matches!(header_text(&value), Cow::Borrowed("SharedKey name:sig")));
+    }
+
+    proptest::proptest! {
+        /// Noting every header in the map's order keeps what the lookups find: the first
+        /// value of each name, whatever else the request carries.
+        #[test]
+        fn noted_headers_are_the_looked_up_ones(
+            pairs in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "authorization", "Authorization", "x-ms-date", "X-MS-Date", "date", "content-md5",
+                        "content-type", "accept", "host", "x-ms-version", "content-length",
+                    ]),
+                    "[ -~]{0,6}",
+                ),
+                0..12,
+            )
+        ) {
+            let map = headers(&pairs.iter().map(|(n, v)| (*n, v.as_str())).collect::<Vec<_>>());
+            let mut noted = SignedHeaders::default();
+            for (name, value) in &map {
+                noted.note(name, value);
+            }
+            proptest::prop_assert_eq!(noted, SignedHeaders::of(&map));
+        }
     }
 }

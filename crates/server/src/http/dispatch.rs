@@ -200,11 +200,7 @@ async fn handle(
     let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
     let deadline = started + limits.request_timeout;
     let handler_started = Instant::now();
-    let resp = match tokio::time::timeout_at(deadline, handlers::handle(state, ctx, endpoint, &req)).await {
-        Ok(resp) => resp,
-        // the service's answer to a request over its server-side time
-        Err(_) => Err(ApiError::new(ErrorCode::OperationTimedOut)),
-    };
+    let resp = within(deadline, handlers::handle(state, ctx, endpoint, &req)).await;
     tracing::debug!(
         target: "aztable::debug",
         request_id = %ctx.request_id,
@@ -213,6 +209,26 @@ async fn handle(
         "handled"
     );
     super::fault::after(armed, resp?)
+}
+
+/// The handler's answer, or, past `deadline`, the service's answer to a request over its
+/// server-side time (500 `OperationTimedOut`). Most handlers answer on their first poll (a
+/// point read never waits): that poll is made before the timer is set up (500
+/// instructions), which only a handler that waits needs. `timeout_at` too polls the
+/// handler before its timer, so the answers are the same.
+async fn within(
+    deadline: Instant,
+    handler: impl std::future::Future<Output = Result<Response, ApiError>>,
+) -> Result<Response, ApiError> {
+    let mut handler = std::pin::pin!(handler);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(handler.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(resp) = first {
+        return resp;
+    }
+    match tokio::time::timeout_at(deadline, handler).await {
+        Ok(resp) => resp,
+        Err(_) => Err(ApiError::new(ErrorCode::OperationTimedOut)),
+    }
 }
 
 /// The checks made on the request head, in stages, each taking what the one before
@@ -551,5 +567,30 @@ mod tests {
         for date in dates.iter().chain(dates.iter().rev()) {
             assert_eq!(parse_request_date(date), chrono::DateTime::parse_from_rfc2822(date).ok(), "{date:?}");
         }
+    }
+
+    fn answered() -> Result<Response, ApiError> {
+        Ok(response::respond(http::StatusCode::OK, [], Vec::new()))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_handler_is_answered_whether_it_waits_or_not_and_cut_off_past_its_deadline() {
+        let far = Instant::now() + std::time::Duration::from_secs(60);
+        // answers on its first poll
+        assert_eq!(within(far, async { answered() }).await.unwrap().status(), 200);
+        // waits first (the timer is set up), then answers
+        let waits = async {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            answered()
+        };
+        assert_eq!(within(far, waits).await.unwrap().status(), 200);
+        // never answers: cut off at the deadline
+        let never = std::future::pending::<Result<Response, ApiError>>();
+        let e = within(far, never).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::OperationTimedOut);
+        // an answer on the first poll is taken even past the deadline, as `timeout_at`
+        // takes it
+        let past = Instant::now() - std::time::Duration::from_secs(1);
+        assert_eq!(within(past, async { answered() }).await.unwrap().status(), 200);
     }
 }

@@ -10,7 +10,7 @@ use super::ctx::{self, RequestCtx};
 use super::message::Body;
 use super::message::Response;
 use super::query::QueryParams;
-use super::request::{self, header, text, Head, Req, X_HTTP_METHOD};
+use super::request::{self, text, Head, Req, X_HTTP_METHOD};
 use super::{error_response, handlers, limits, response, AppState};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::{self, AuthRequest};
@@ -54,10 +54,11 @@ pub(super) async fn dispatch(
         // the partition advisor's pages: no account, no version
         return super::insight::serve(state, &parts);
     }
+    let kept = request::Kept::read(&parts.headers);
     let mut ctx = RequestCtx {
         request_id: ctx::new_request_id(),
         version: ctx::LATEST_VERSION_VALUE,
-        client_request_id: request::client_request_id(&parts.headers),
+        client_request_id: kept.client_request_id,
         account: String::new(),
         secondary: false,
         base_url: String::new(),
@@ -70,8 +71,8 @@ pub(super) async fn dispatch(
     let method = parts.method.clone();
     let uri = parts.uri.clone();
     let (path, query) = (uri.path(), uri.query());
-    let origin = header(&parts.headers, http::header::ORIGIN).map(str::to_owned);
-    let client_keeps = client_keeps_connection(&parts);
+    let origin = kept.origin;
+    let client_keeps = client_keeps_connection(&parts, kept.connection);
     // `--debug FILE`: the request in detail, secrets hidden
     tracing::debug!(
         target: "aztable::debug",
@@ -134,15 +135,16 @@ pub(super) async fn dispatch(
 
 /// Whether the client lets the connection stay open after this request (hyper answers
 /// `Connection: close` otherwise): HTTP/1.1 unless it sent `Connection: close`,
-/// HTTP/1.0 only with `Connection: keep-alive`.
-fn client_keeps_connection(parts: &Parts) -> bool {
-    let says = |token: &str| {
-        parts
-            .headers
-            .get_all(http::header::CONNECTION)
-            .iter()
-            .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token))))
-    };
+/// HTTP/1.0 only with `Connection: keep-alive` (`has_connection`: whether the request has
+/// a `Connection` header at all).
+fn client_keeps_connection(parts: &Parts, has_connection: bool) -> bool {
+    let says =
+        |token: &str| {
+            has_connection
+                && parts.headers.get_all(http::header::CONNECTION).iter().any(|v| {
+                    v.to_str().is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+                })
+        };
     match parts.version {
         http::Version::HTTP_10 | http::Version::HTTP_09 => says("keep-alive") && !says("close"),
         _ => !says("close"),

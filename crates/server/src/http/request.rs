@@ -78,10 +78,45 @@ pub(super) fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&s
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Returns `x-ms-client-request-id` if it may be echoed (≤ 1024 visible ASCII chars):
+/// What `dispatch` keeps of the request's headers for every answer (the handler takes
+/// the headers), found in one pass; each is the header's first value, as
+/// `HeaderMap::get` gives it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Kept {
+    /// `Origin`, when it is text (CORS).
+    pub origin: Option<String>,
+    /// `x-ms-client-request-id`, when it may be echoed ([`echoable_client_request_id`]).
+    pub client_request_id: Option<HeaderValue>,
+    /// Whether a `Connection` header is there (its values are read only then).
+    pub connection: bool,
+}
+
+impl Kept {
+    pub(super) fn read(headers: &HeaderMap) -> Kept {
+        let (mut origin, mut client_request_id, mut connection) = (None, None, false);
+        for (name, value) in headers {
+            match name.as_str() {
+                "origin" => {
+                    origin.get_or_insert(value);
+                }
+                "x-ms-client-request-id" => {
+                    client_request_id.get_or_insert(value);
+                }
+                "connection" => connection = true,
+                _ => {}
+            }
+        }
+        Kept {
+            origin: text(origin).map(str::to_owned),
+            client_request_id: client_request_id.and_then(echoable_client_request_id),
+            connection,
+        }
+    }
+}
+
+/// `x-ms-client-request-id`'s value if it may be echoed (≤ 1024 visible ASCII chars):
 /// the request's own value, shared, so echoing it copies nothing.
-pub(super) fn client_request_id(headers: &HeaderMap) -> Option<HeaderValue> {
-    let v = headers.get(&X_MS_CLIENT_REQUEST_ID)?;
+pub(super) fn echoable_client_request_id(v: &HeaderValue) -> Option<HeaderValue> {
     (v.len() <= 1024 && v.as_bytes().iter().all(|b| (0x20..0x7f).contains(b))).then(|| v.clone())
 }
 
@@ -111,7 +146,7 @@ mod tests {
                     proptest::sample::select(vec![
                         "Host", "host", "Accept", "x-ms-version", "X-MS-Version", "x-http-method",
                         "authorization", "x-ms-date", "date", "content-md5", "content-type", "origin",
-                        "x-other",
+                        "Origin", "x-ms-client-request-id", "connection", "x-other",
                     ]),
                     proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8),
                 ),
@@ -132,6 +167,12 @@ mod tests {
             let bytes: usize = headers.iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
             proptest::prop_assert_eq!(head.bytes, bytes);
             proptest::prop_assert_eq!(text(head.accept), header(&headers, http::header::ACCEPT));
+            let kept = Kept {
+                origin: header(&headers, http::header::ORIGIN).map(str::to_owned),
+                client_request_id: headers.get("x-ms-client-request-id").and_then(echoable_client_request_id),
+                connection: headers.contains_key(http::header::CONNECTION),
+            };
+            proptest::prop_assert_eq!(Kept::read(&headers), kept);
         }
     }
 }

@@ -95,10 +95,23 @@ pub(super) fn respond<const N: usize>(
             Cow::Owned(s) => Bytes::from(s),
         };
         if let Ok(v) = HeaderValue::from_maybe_shared(bytes) {
-            h.append(HeaderName::from_static(name), v);
+            h.append(response_name(name), v);
         }
     }
     resp
+}
+
+/// `HeaderName::from_static(name)`, the names the handlers answer with on every write and
+/// point read taken ready-made: `from_static` checks a name's characters on every call.
+fn response_name(name: &'static str) -> HeaderName {
+    static DATASERVICEVERSION: HeaderName = HeaderName::from_static("dataserviceversion");
+    match name {
+        "etag" => http::header::ETAG,
+        "content-type" => http::header::CONTENT_TYPE,
+        "dataserviceversion" => DATASERVICEVERSION.clone(),
+        "location" => http::header::LOCATION,
+        _ => HeaderName::from_static(name),
+    }
 }
 
 /// Appends headers whose names may be in any letter case (e.g. the CORS headers of
@@ -147,7 +160,22 @@ fn static_value(text: &'static str) -> Option<HeaderValue> {
 
 #[cfg(test)]
 mod tests {
-    use super::http_date_now;
+    use super::{http_date_now, response_name};
+    use http::HeaderName;
+
+    #[test]
+    fn ready_made_names_are_the_checked_ones() {
+        for name in [
+            "etag",
+            "content-type",
+            "dataserviceversion",
+            "location",
+            "dataserviceid",
+            "x-ms-continuation-nextrowkey",
+        ] {
+            assert_eq!(response_name(name), HeaderName::from_static(name), "{name}");
+        }
+    }
     use std::time::{Duration, SystemTime};
 
     #[test]

@@ -183,10 +183,17 @@ fn parse_authorization(value: &str) -> Result<(Scheme, &str, &str), AuthError> {
     };
     let (name, signature) = split_at_byte(credentials.trim(), b':').ok_or_else(malformed)?;
     let (name, signature) = (name.trim(), signature.trim());
-    if name.is_empty() || signature.is_empty() || signature.contains(char::is_whitespace) {
+    if name.is_empty() || signature.is_empty() || has_whitespace(signature) {
         return Err(malformed());
     }
     Ok((scheme, name, signature))
+}
+
+/// Whether `s` holds a whitespace character (`char::is_whitespace`). Checked by bytes
+/// first: every whitespace character is one of ASCII's (`\t` to `\r`, space) or is
+/// encoded in bytes from 0x80, and base64 text has neither.
+fn has_whitespace(s: &str) -> bool {
+    s.bytes().any(|b| matches!(b, b'\t'..=b'\r' | b' ' | 0x80..)) && s.contains(char::is_whitespace)
 }
 
 /// `s` split around its first `byte` (an ASCII byte, so both sides are text): what
@@ -399,8 +406,8 @@ fn comp_variants(query: Option<&str>) -> Vec<String> {
 /// The raw value of the query's `comp` parameter: the first one spelled `comp`, else the
 /// first in any letter case (`None`: no such parameter).
 fn raw_comp(query: Option<&str>) -> Option<&str> {
-    let params =
-        || query.into_iter().flat_map(|q| q.split('&')).map(|p| p.split_once('=').unwrap_or((p, "")));
+    let query = query?;
+    let params = || query.split('&').map(|p| p.split_once('=').unwrap_or((p, "")));
     params()
         .find(|(name, _)| *name == "comp")
         .or_else(|| params().find(|(name, _)| name.eq_ignore_ascii_case("comp")))
@@ -917,6 +924,14 @@ mod tests {
                 noted.note(name, value);
             }
             proptest::prop_assert_eq!(noted, SignedHeaders::of(&map));
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte check answers as `char::is_whitespace` does, on any text.
+        #[test]
+        fn whitespace_is_found_as_by_chars(s in "[a-zA-Z0-9+/=\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{2003}\u{3000}é]{0,10}") {
+            proptest::prop_assert_eq!(has_whitespace(&s), s.contains(char::is_whitespace));
         }
     }
 }

@@ -66,6 +66,11 @@ impl RequestCtx {
 pub struct RequestId([u8; uuid::fmt::Hyphenated::LENGTH]);
 
 impl RequestId {
+    /// The id's ASCII text as bytes (no UTF-8 check, unlike [`RequestId::as_str`]).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     pub fn as_str(&self) -> &str {
         // lower-case hex digits and hyphens, always UTF-8
         std::str::from_utf8(&self.0).unwrap_or_default()

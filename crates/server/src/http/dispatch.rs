@@ -374,7 +374,7 @@ fn authenticate(
             };
             auth::authenticate_signed(&auth_req, &head.signed, account, routed.account_ref.path_prefix)?;
             if !state.options.loose {
-                check_date_skew(head, aztable_model::time::server_now())?;
+                super::request_date::check_date_skew(head)?;
             }
         }
     }
@@ -391,55 +391,6 @@ fn authenticate(
 /// Whether errors for this request are written in XML ([`aztable_wire::odata::errors_in_xml`]).
 fn xml_errors(head: &Head<'_>, query: &QueryParams, atom_allowed: bool) -> bool {
     aztable_wire::odata::errors_in_xml(text(head.accept), query.format.as_deref(), atom_allowed)
-}
-
-/// How far a SharedKey request's date may be from the server's clock.
-const MAX_DATE_SKEW_MINUTES: i64 = 15;
-
-/// Refuses a signed request whose date (`x-ms-date`, else `Date`, as signed) is more than
-/// [`MAX_DATE_SKEW_MINUTES`] from `now` either way, or is not an RFC 1123 date: 403
-/// `AuthenticationFailed`, as the service answers a replayed or badly clocked request.
-fn check_date_skew(head: &Head<'_>, now: chrono::DateTime<chrono::Utc>) -> Result<(), ApiError> {
-    let refuse = |detail: String| {
-        let mut e = ApiError::new(ErrorCode::AuthenticationFailed);
-        e.auth_detail = Some(detail);
-        e
-    };
-    let date =
-        [head.signed.x_ms_date, head.signed.date].into_iter().find_map(|v| text(v).filter(|v| !v.is_empty()));
-    // No date at all was refused by the signature check already.
-    let Some(date) = date else { return Ok(()) };
-    let Some(sent) = parse_request_date(date) else {
-        return Err(refuse(format!("The date header in the request is incorrect: '{date}'.")));
-    };
-    let skew = now.signed_duration_since(sent);
-    if skew > chrono::Duration::minutes(MAX_DATE_SKEW_MINUTES) {
-        return Err(refuse(format!("Request date header too old: '{date}'")));
-    }
-    if -skew > chrono::Duration::minutes(MAX_DATE_SKEW_MINUTES) {
-        return Err(refuse(format!("Request date header too far in the future: '{date}'")));
-    }
-    Ok(())
-}
-
-thread_local! {
-    /// The date header last parsed on this thread, and its value: a client's requests
-    /// in one second carry the same string, and parsing it was 1 % of a point read.
-    static LAST_DATE: std::cell::RefCell<Option<(String, chrono::DateTime<chrono::FixedOffset>)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Parses an RFC 1123 request date (`x-ms-date` or `Date`); `None` when malformed.
-fn parse_request_date(date: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
-    LAST_DATE.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((_, parsed)) = last.as_ref().filter(|(text, _)| text == date) {
-            return Some(*parsed);
-        }
-        let parsed = chrono::DateTime::parse_from_rfc2822(date).ok()?;
-        *last = Some((date.to_owned(), parsed));
-        Some(parsed)
-    })
 }
 
 /// The token of an `Authorization: Bearer <token>` header.
@@ -554,22 +505,6 @@ fn resolve_account<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn request_dates_parse_alike_whether_remembered_or_not() {
-        let dates = [
-            "Sun, 22 Nov 2026 05:01:19 GMT",
-            "Sun, 22 Nov 2026 05:01:20 GMT",
-            "not a date",
-            "Sun, 22 Nov 2026 05:01:19 GMT",
-            "Mon, 01 Jan 2024 00:00:00 GMT",
-            "Mon, 01 Jan 2024 00:00:00 GMT",
-            "",
-        ];
-        for date in dates.iter().chain(dates.iter().rev()) {
-            assert_eq!(parse_request_date(date), chrono::DateTime::parse_from_rfc2822(date).ok(), "{date:?}");
-        }
-    }
 
     fn answered() -> Result<Response, ApiError> {
         Ok(response::respond(http::StatusCode::OK, [], Vec::new()))

@@ -207,9 +207,10 @@ fn split_at_byte(s: &str, byte: u8) -> Option<(&str, &str)> {
 
 /// A header value as text (lossy for non-UTF-8 bytes, which then simply fail to verify).
 fn header_text(value: &http::HeaderValue) -> Cow<'_, str> {
-    // visible ASCII (what clients send) is borrowed as is; only other bytes need the
-    // lossy conversion
-    match value.to_str() {
+    // UTF-8 (what clients send) is borrowed as is, as `from_utf8_lossy` would, after
+    // the plain check (which goes a word at a time over ASCII); only other bytes need
+    // the lossy conversion's chunking
+    match std::str::from_utf8(value.as_bytes()) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(value.as_bytes()),
     }

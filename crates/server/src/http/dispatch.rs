@@ -196,7 +196,13 @@ async fn handle(
         return Err(e);
     }
     // the budget holds the body and, until the handler has answered, its parsed form
-    let (body, mut held) = read_body(body, limits, started).await?;
+    let (body, mut held) = if body.is_end_stream() {
+        // no body (a GET's): what `read_body` gives for it at once, whatever the
+        // deadlines (its timer polls the body first), without setting up its pacing
+        (bytes::Bytes::new(), limits.body_budget.share())
+    } else {
+        read_body(body, limits, started).await?
+    };
     charge_parsed_form(&mut held, &body)?;
     let req = Req { headers: parts.headers, query, body };
     let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;

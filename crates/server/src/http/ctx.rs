@@ -39,6 +39,10 @@ pub struct RequestCtx {
     pub xml_errors: bool,
     /// The REST operation, once routed (`"Unknown"` before): for the access log.
     pub operation: &'static str,
+    /// The response format the request's `Accept` and `$format` negotiated to during the
+    /// head checks, and whether Atom was allowed then: the handlers' negotiation of the
+    /// same request takes it instead of negotiating again (`None`: none succeeded).
+    pub negotiated: Option<(bool, aztable_wire::odata::Format)>,
 }
 
 impl RequestCtx {

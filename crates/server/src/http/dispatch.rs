@@ -65,6 +65,7 @@ pub(super) async fn dispatch(
         sas: None,
         xml_errors: false,
         operation: "Unknown",
+        negotiated: None,
     };
     // What the access log and CORS need after `handle` consumes the request head:
     // cheaper than cloning every header (the URI shares its bytes).
@@ -271,9 +272,9 @@ fn check_head_and_version(
     let query = QueryParams::parse(parts.uri.query());
     ctx.version = ctx::check_version(head.x_ms_version, state.options.version_check).inspect_err(|_| {
         // an unusable version is answered as the newest version would be
-        ctx.xml_errors = xml_errors(head, &query, false);
+        ctx.xml_errors = xml_errors(ctx, head, &query, false);
     })?;
-    ctx.xml_errors = xml_errors(head, &query, ctx.atom_allowed());
+    ctx.xml_errors = xml_errors(ctx, head, &query, ctx.atom_allowed());
     Ok(query)
 }
 
@@ -368,7 +369,7 @@ fn authenticate(
                 ctx.version = http::HeaderValue::from_str(served).unwrap_or(ctx::LATEST_VERSION_VALUE);
             }
             ctx.sas = Some(grant);
-            ctx.xml_errors = xml_errors(head, query, ctx.atom_allowed());
+            ctx.xml_errors = xml_errors(ctx, head, query, ctx.atom_allowed());
         }
         (None, Some(token)) => authorize_bearer(ctx, token, &routed.endpoint)?,
         (None, None) => {
@@ -395,8 +396,11 @@ fn authenticate(
 }
 
 /// Whether errors for this request are written in XML ([`aztable_wire::odata::errors_in_xml`]).
-fn xml_errors(head: &Head<'_>, query: &QueryParams, atom_allowed: bool) -> bool {
-    aztable_wire::odata::errors_in_xml(text(head.accept), query.format.as_deref(), atom_allowed)
+/// The format is negotiated once: what it negotiated to is kept in `ctx` for the handler.
+fn xml_errors(ctx: &mut RequestCtx, head: &Head<'_>, query: &QueryParams, atom_allowed: bool) -> bool {
+    let negotiated = aztable_wire::odata::negotiate(text(head.accept), query.format.as_deref(), atom_allowed);
+    ctx.negotiated = negotiated.as_ref().ok().map(|format| (atom_allowed, *format));
+    aztable_wire::odata::errors_in_xml_for(&negotiated)
 }
 
 /// The token of an `Authorization: Bearer <token>` header.

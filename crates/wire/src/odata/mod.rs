@@ -172,7 +172,12 @@ pub fn read_table_name(format: Format, body: &[u8]) -> Result<String, ApiError> 
 /// than as OData JSON: when the response format negotiates to Atom, or when Atom was
 /// asked for and refused (the service's 415 itself is XML).
 pub fn errors_in_xml(accept: Option<&str>, format_param: Option<&str>, atom_allowed: bool) -> bool {
-    match negotiate(accept, format_param, atom_allowed) {
+    errors_in_xml_for(&negotiate(accept, format_param, atom_allowed))
+}
+
+/// [`errors_in_xml`] of a negotiation already made ([`negotiate`]'s answer).
+pub fn errors_in_xml_for(negotiated: &Result<Format, ApiError>) -> bool {
+    match negotiated {
         Ok(Format::Atom) => true,
         Ok(Format::Json(_)) => false,
         Err(e) => e.code == ErrorCode::AtomFormatNotSupported,

@@ -493,7 +493,7 @@ fn resolve_account<'a>(
         if let Some(dot) = hostname.bytes().position(|b| b == b'.') {
             let label = &hostname[..dot];
             let (name, _) = aztable_wire::endpoint::primary_account(label);
-            // the account first: an IP address's first label names none
+            // the cheaper test first (both must hold)
             if state.accounts.get(name).is_some() && hostname.parse::<std::net::IpAddr>().is_err() {
                 return Ok(AccountRef { url_name: label, path_prefix: None });
             }

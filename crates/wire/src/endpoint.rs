@@ -290,10 +290,23 @@ fn find_byte(s: &str, byte: u8) -> Option<usize> {
     memchr::memchr(byte, s.as_bytes())
 }
 
-/// `s` split around its first `byte` (ASCII): `split_once` with that character.
-fn split_at_byte(s: &str, byte: u8) -> Option<(&str, &str)> {
+/// `s` split around its first `byte` (ASCII, so both sides are text): `split_once` with
+/// that character (routing here, the `Authorization` header in `auth`).
+pub(crate) fn split_at_byte(s: &str, byte: u8) -> Option<(&str, &str)> {
     let at = find_byte(s, byte)?;
     Some((&s[..at], &s[at + 1..]))
+}
+
+/// `str::trim`, answered at once for text that starts and ends with a visible ASCII
+/// character (what clients send): `trim` decodes and tests characters at both ends,
+/// and nothing there is whitespace.
+pub(crate) fn trim(s: &str) -> &str {
+    let visible = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_graphic());
+    if visible(s.as_bytes().first()) && visible(s.as_bytes().last()) {
+        s
+    } else {
+        s.trim()
+    }
 }
 
 /// Routes `/{table}/{resource}` (the path decoded, the account removed): the account-level
@@ -352,7 +365,7 @@ fn parse_entity_keys(s: &str) -> Option<(String, String)> {
     loop {
         let (name, after) = split_at_byte(rest, b'=')?;
         let (value, after) = take_string_literal(after.trim_start())?;
-        let slot = match name.trim() {
+        let slot = match trim(name) {
             "PartitionKey" => &mut pk,
             "RowKey" => &mut rk,
             _ => return None,
@@ -587,6 +600,23 @@ mod tests {
             let path = format!("/t({s})");
             let expected = percent_encoding::percent_decode_str(&path).decode_utf8().ok();
             proptest::prop_assert_eq!(super::decode_path(&path), expected);
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte split is `split_once` with the same character, on any text
+        /// (multi-byte characters included).
+        #[test]
+        fn split_at_byte_is_split_once(s in "[a-z :=/é\u{1F600} ]{0,12}") {
+            for byte in [b' ', b':', b'=', b'/'] {
+                proptest::prop_assert_eq!(super::split_at_byte(&s, byte), s.split_once(char::from(byte)));
+            }
+        }
+
+        /// The shortcut trims as `str::trim` does, whitespace of every kind included.
+        #[test]
+        fn trim_is_strs(s in "[a-z:=\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{2003}\u{3000}é~!\u{7f}]{0,8}") {
+            proptest::prop_assert_eq!(super::trim(&s), s.trim());
         }
     }
 }

@@ -309,7 +309,7 @@ pub fn negotiate(
     format_param: Option<&str>,
     atom_allowed: bool,
 ) -> Result<Format, ApiError> {
-    if let Some(f) = format_param.map(str::trim).filter(|f| !f.is_empty()) {
+    if let Some(f) = format_param.map(crate::endpoint::trim).filter(|f| !f.is_empty()) {
         let kind = match f.to_ascii_lowercase().as_str() {
             "json" => Kind::Json(Metadata::Minimal),
             "atom" | "xml" => Kind::Atom,
@@ -317,7 +317,7 @@ pub fn negotiate(
         };
         return served(kind, atom_allowed).ok_or_else(|| refuse(kind == Kind::Atom));
     }
-    let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
+    let Some(accept) = accept.map(crate::endpoint::trim).filter(|a| !a.is_empty()) else {
         return Ok(served(Kind::Any, atom_allowed).unwrap_or(Format::Json(Metadata::Minimal)));
     };
     // what the SDKs send, exactly: its answer without splitting it (two negotiations

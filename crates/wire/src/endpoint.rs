@@ -193,9 +193,7 @@ impl Endpoint {
         if method == "OPTIONS" {
             return Ok(Endpoint::Preflight);
         }
-        let path = percent_encoding::percent_decode_str(raw_path)
-            .decode_utf8()
-            .map_err(|_| ApiError::new(ErrorCode::InvalidUri))?;
+        let path = decode_path(raw_path).ok_or_else(|| ApiError::new(ErrorCode::InvalidUri))?;
         let path = path.trim_start_matches('/');
         // one slash after the resource (`/Tables/`, `/mytable/`, `/$batch/`) names it too
         let path = path.strip_suffix('/').unwrap_or(path);
@@ -212,10 +210,10 @@ impl Endpoint {
         if path == "$batch" {
             return if method == "POST" { Ok(Endpoint::Batch) } else { not_allowed() };
         }
-        if let Some((table, resource)) = path.split_once('/') {
+        if let Some((table, resource)) = split_at_byte(path, b'/') {
             return route_under_table(method, table, resource);
         }
-        let (name, args) = match path.find('(') {
+        let (name, args) = match find_byte(path, b'(') {
             Some(i) if path.ends_with(')') => (&path[..i], Some(&path[i + 1..path.len() - 1])),
             Some(_) => return Err(ApiError::new(ErrorCode::InvalidUri)),
             None => (path, None),
@@ -276,6 +274,41 @@ impl Endpoint {
     }
 }
 
+/// The path percent-decoded; `None` when the decoded bytes are not UTF-8. A path
+/// without `%` (what clients send for plain keys) is itself, unscanned by the decoder.
+fn decode_path(raw_path: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if find_byte(raw_path, b'%').is_none() {
+        return Some(std::borrow::Cow::Borrowed(raw_path));
+    }
+    percent_encoding::percent_decode_str(raw_path).decode_utf8().ok()
+}
+
+/// Where `byte` (ASCII) first is in `s`: `str::find` with that character, without its
+/// searcher's setup (the texts here are short).
+fn find_byte(s: &str, byte: u8) -> Option<usize> {
+    debug_assert!(byte.is_ascii());
+    memchr::memchr(byte, s.as_bytes())
+}
+
+/// `s` split around its first `byte` (ASCII, so both sides are text): `split_once` with
+/// that character (routing here, the `Authorization` header in `auth`).
+pub(crate) fn split_at_byte(s: &str, byte: u8) -> Option<(&str, &str)> {
+    let at = find_byte(s, byte)?;
+    Some((&s[..at], &s[at + 1..]))
+}
+
+/// `str::trim`, answered at once for text that starts and ends with a visible ASCII
+/// character (what clients send): `trim` decodes and tests characters at both ends,
+/// and nothing there is whitespace.
+pub(crate) fn trim(s: &str) -> &str {
+    let visible = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_graphic());
+    if visible(s.as_bytes().first()) && visible(s.as_bytes().last()) {
+        s
+    } else {
+        s.trim()
+    }
+}
+
 /// Routes `/{table}/{resource}` (the path decoded, the account removed): the account-level
 /// resources the service reads under a table ([`UnderTable`]); any other nested path is
 /// 400 `InvalidUri`.
@@ -306,23 +339,22 @@ pub fn parse_string_literal(s: &str) -> Option<String> {
 }
 
 /// Reads an OData string literal at the start of `s`; returns it and what follows.
+/// The text between quotes is copied a run at a time (a key without `''` in one copy).
 fn take_string_literal(s: &str) -> Option<(String, &str)> {
-    let body = s.strip_prefix('\'')?;
+    let mut rest = s.strip_prefix('\'')?;
     let mut out = String::new();
-    let mut chars = body.char_indices();
-    while let Some((i, c)) = chars.next() {
-        if c == '\'' {
-            if body[i + 1..].starts_with('\'') {
+    loop {
+        let (run, after) = split_at_byte(rest, b'\'')?;
+        out.push_str(run);
+        match after.strip_prefix('\'') {
+            // `''`: one quote, and the literal goes on
+            Some(more) => {
                 out.push('\'');
-                chars.next();
-            } else {
-                return Some((out, &body[i + 1..]));
+                rest = more;
             }
-        } else {
-            out.push(c);
+            None => return Some((out, after)),
         }
     }
-    None
 }
 
 /// Parses `PartitionKey='..',RowKey='..'` (either order, optional spaces).
@@ -331,9 +363,9 @@ fn parse_entity_keys(s: &str) -> Option<(String, String)> {
     let mut rk = None;
     let mut rest = s.trim_start();
     loop {
-        let (name, after) = rest.split_once('=')?;
+        let (name, after) = split_at_byte(rest, b'=')?;
         let (value, after) = take_string_literal(after.trim_start())?;
-        let slot = match name.trim() {
+        let slot = match trim(name) {
             "PartitionKey" => &mut pk,
             "RowKey" => &mut rk,
             _ => return None,
@@ -465,5 +497,126 @@ mod tests {
         let code = |m, p| Endpoint::route(m, p, None, None).map_err(|e| e.code.as_str().to_owned());
         assert_eq!(code("DELETE", "/t/Tables\u{e9}(x)"), Err(s("InvalidUri")));
         assert_eq!(code("DELETE", "/t/P(\u{167f}\u{c}='\u{f}0"), Err(s("InvalidUri")));
+    }
+
+    /// The char-by-char literal reader the run-at-a-time one replaced: the reference.
+    fn take_string_literal_by_chars(s: &str) -> Option<(String, &str)> {
+        let body = s.strip_prefix('\'')?;
+        let mut out = String::new();
+        let mut chars = body.char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c == '\'' {
+                if body[i + 1..].starts_with('\'') {
+                    out.push('\'');
+                    chars.next();
+                } else {
+                    return Some((out, &body[i + 1..]));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        None
+    }
+
+    /// The key parser with `str`'s own searchers and the reference literal reader.
+    fn parse_entity_keys_by_chars(s: &str) -> Option<(String, String)> {
+        let mut pk = None;
+        let mut rk = None;
+        let mut rest = s.trim_start();
+        loop {
+            let (name, after) = rest.split_once('=')?;
+            let (value, after) = take_string_literal_by_chars(after.trim_start())?;
+            let slot = match name.trim() {
+                "PartitionKey" => &mut pk,
+                "RowKey" => &mut rk,
+                _ => return None,
+            };
+            if slot.replace(value).is_some() {
+                return None;
+            }
+            let after = after.trim_start();
+            if after.is_empty() {
+                break;
+            }
+            rest = after.strip_prefix(',')?.trim_start();
+        }
+        Some((pk?, rk?))
+    }
+
+    /// Texts made mostly of the pieces that matter: quotes (single and doubled), `%`
+    /// escapes (valid, invalid, not UTF-8), the key names, separators and non-ASCII.
+    fn key_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just("'".to_owned()),
+            Just("''".to_owned()),
+            Just("PartitionKey=".to_owned()),
+            Just("RowKey=".to_owned()),
+            Just(",".to_owned()),
+            Just(" ".to_owned()),
+            Just("=".to_owned()),
+            Just("%27".to_owned()),
+            Just("%C3%A9".to_owned()),
+            Just("%FF".to_owned()),
+            Just("%".to_owned()),
+            Just("/".to_owned()),
+            Just("(".to_owned()),
+            Just(")".to_owned()),
+            "[a-z0-9é\u{1F600}\u{3000}]{0,4}",
+        ];
+        proptest::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn literals_read_as_by_chars(s in key_text()) {
+            let quoted = format!("'{s}");
+            proptest::prop_assert_eq!(
+                super::take_string_literal(&quoted),
+                take_string_literal_by_chars(&quoted)
+            );
+            proptest::prop_assert_eq!(super::take_string_literal(&s), take_string_literal_by_chars(&s));
+        }
+
+        #[test]
+        fn entity_keys_parse_as_by_chars(s in key_text()) {
+            proptest::prop_assert_eq!(super::parse_entity_keys(&s), parse_entity_keys_by_chars(&s));
+        }
+
+        #[test]
+        fn entity_keys_round_trip(pk in "[a-z'é\u{1F600} %]{0,8}", rk in "[a-z'é ]{0,8}") {
+            let text = format!(
+                "PartitionKey='{}',RowKey='{}'",
+                pk.replace('\'', "''"),
+                rk.replace('\'', "''")
+            );
+            proptest::prop_assert_eq!(super::parse_entity_keys(&text), Some((pk, rk)));
+        }
+
+        /// A path without `%` skips the decoder; any path decodes as the decoder does.
+        #[test]
+        fn paths_decode_as_percent_decoding(s in key_text()) {
+            let path = format!("/t({s})");
+            let expected = percent_encoding::percent_decode_str(&path).decode_utf8().ok();
+            proptest::prop_assert_eq!(super::decode_path(&path), expected);
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte split is `split_once` with the same character, on any text
+        /// (multi-byte characters included).
+        #[test]
+        fn split_at_byte_is_split_once(s in "[a-z :=/é\u{1F600} ]{0,12}") {
+            for byte in [b' ', b':', b'=', b'/'] {
+                proptest::prop_assert_eq!(super::split_at_byte(&s, byte), s.split_once(char::from(byte)));
+            }
+        }
+
+        /// The shortcut trims as `str::trim` does, whitespace of every kind included.
+        #[test]
+        fn trim_is_strs(s in "[a-z:=\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{2003}\u{3000}é~!\u{7f}]{0,8}") {
+            proptest::prop_assert_eq!(super::trim(&s), s.trim());
+        }
     }
 }

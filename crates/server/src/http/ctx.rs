@@ -5,11 +5,13 @@
 use aztable_engine::service::Caller;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::SasGrant;
-use http::HeaderMap;
+use http::HeaderValue;
 
 /// The newest service version this server speaks; the version served when a request
 /// sends none.
 pub const LATEST_VERSION: &str = "2026-06-06";
+/// [`LATEST_VERSION`] as a header value, checked when compiled.
+pub const LATEST_VERSION_VALUE: HeaderValue = HeaderValue::from_static(LATEST_VERSION);
 /// The oldest service version the Table service has.
 const OLDEST_VERSION: &str = "2009-04-14";
 
@@ -17,9 +19,12 @@ const OLDEST_VERSION: &str = "2009-04-14";
 #[derive(Debug, Clone)]
 pub struct RequestCtx {
     pub request_id: RequestId,
-    /// The `x-ms-version` the request is served under (echoed on the response).
-    pub version: String,
-    pub client_request_id: Option<String>,
+    /// The `x-ms-version` the request is served under (echoed on the response), as the
+    /// header value it is echoed as: the request's own when served as sent, so the
+    /// echo copies nothing. Always text ([`RequestCtx::version`]).
+    pub version: HeaderValue,
+    /// The `x-ms-client-request-id` to echo (the request's value, shared).
+    pub client_request_id: Option<HeaderValue>,
     /// The account addressed (without any `-secondary` suffix).
     pub account: String,
     /// True when the URL addressed the read-only `-secondary` endpoint.
@@ -34,6 +39,10 @@ pub struct RequestCtx {
     pub xml_errors: bool,
     /// The REST operation, once routed (`"Unknown"` before): for the access log.
     pub operation: &'static str,
+    /// The response format the request's `Accept` and `$format` negotiated to during the
+    /// head checks, and whether Atom was allowed then: the handlers' negotiation of the
+    /// same request takes it instead of negotiating again (`None`: none succeeded).
+    pub negotiated: Option<(bool, aztable_wire::odata::Format)>,
 }
 
 impl RequestCtx {
@@ -43,9 +52,15 @@ impl RequestCtx {
         Caller { account: &self.account, rows }
     }
 
+    /// The version served, as text.
+    pub fn version(&self) -> &str {
+        // only text is ever stored (`check_version` refuses other values)
+        self.version.to_str().unwrap_or(LATEST_VERSION)
+    }
+
     /// Whether the version served allows Atom (before 2015-12-11).
     pub fn atom_allowed(&self) -> bool {
-        aztable_wire::odata::atom_allowed(&self.version)
+        aztable_wire::odata::atom_allowed(self.version())
     }
 }
 
@@ -55,6 +70,11 @@ impl RequestCtx {
 pub struct RequestId([u8; uuid::fmt::Hyphenated::LENGTH]);
 
 impl RequestId {
+    /// The id's ASCII text as bytes (no UTF-8 check, unlike [`RequestId::as_str`]).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     pub fn as_str(&self) -> &str {
         // lower-case hex digits and hyphens, always UTF-8
         std::str::from_utf8(&self.0).unwrap_or_default()
@@ -107,14 +127,15 @@ pub enum VersionCheck {
 /// version on is served; a newer one than [`LATEST_VERSION`] is served as
 /// [`LATEST_VERSION`] (logged once per version), or refused under
 /// [`VersionCheck::Strict`]; [`VersionCheck::Skip`] serves anything. No header means
-/// [`LATEST_VERSION`].
-pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<String, ApiError> {
-    let Some(v) = headers.get("x-ms-version") else {
-        return Ok(LATEST_VERSION.to_owned());
+/// [`LATEST_VERSION`]. `sent` is the request's (first) `x-ms-version`; the version served
+/// is returned as the header value echoing it.
+pub fn check_version(sent: Option<&HeaderValue>, check: VersionCheck) -> Result<HeaderValue, ApiError> {
+    let Some(sent) = sent else {
+        return Ok(LATEST_VERSION_VALUE);
     };
-    let v = v.to_str().map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
+    let v = sent.to_str().map_err(|_| ApiError::new(ErrorCode::InvalidHeaderValue))?;
     if check == VersionCheck::Skip {
-        return Ok(v.to_owned());
+        return Ok(sent.clone());
     }
     let well_formed = v.len() == 10
         && v.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
@@ -125,7 +146,7 @@ pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<String,
         ));
     }
     if v <= LATEST_VERSION {
-        return Ok(v.to_owned());
+        return Ok(sent.clone());
     }
     if check == VersionCheck::Strict {
         return Err(ApiError::with_message(
@@ -143,7 +164,7 @@ pub fn check_version(headers: &HeaderMap, check: VersionCheck) -> Result<String,
              (--strictApiVersion refuses it instead)"
         );
     }
-    Ok(LATEST_VERSION.to_owned())
+    Ok(LATEST_VERSION_VALUE)
 }
 
 /// The newer versions already logged, process-wide.
@@ -176,30 +197,28 @@ impl SeenVersions {
 mod tests {
     use super::*;
 
-    fn with_version(v: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert("x-ms-version", v.parse().unwrap());
-        h
+    fn with_version(v: &str) -> HeaderValue {
+        HeaderValue::from_str(v).unwrap()
     }
 
     #[test]
     fn version_check() {
         use VersionCheck::{Lenient, Skip, Strict};
         for check in [Lenient, Strict] {
-            assert_eq!(check_version(&HeaderMap::new(), check).unwrap(), LATEST_VERSION);
-            assert_eq!(check_version(&with_version("2019-02-02"), check).unwrap(), "2019-02-02");
-            assert_eq!(check_version(&with_version(LATEST_VERSION), check).unwrap(), LATEST_VERSION);
+            assert_eq!(check_version(None, check).unwrap(), LATEST_VERSION);
+            assert_eq!(check_version(Some(&with_version("2019-02-02")), check).unwrap(), "2019-02-02");
+            assert_eq!(check_version(Some(&with_version(LATEST_VERSION)), check).unwrap(), LATEST_VERSION);
             for bad in ["garbage", "2001-01-01", "2009-04-13", "2099-1-01", "2099-01-01 ", "2099/01/01"] {
-                let e = check_version(&with_version(bad), check).unwrap_err();
+                let e = check_version(Some(&with_version(bad)), check).unwrap_err();
                 assert_eq!(e.code, ErrorCode::InvalidHeaderValue, "{bad}");
             }
         }
-        assert_eq!(check_version(&with_version("2099-01-01"), Lenient).unwrap(), LATEST_VERSION);
-        let e = check_version(&with_version("2099-01-01"), Strict).unwrap_err();
+        assert_eq!(check_version(Some(&with_version("2099-01-01")), Lenient).unwrap(), LATEST_VERSION);
+        let e = check_version(Some(&with_version("2099-01-01")), Strict).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidHeaderValue);
         assert!(e.message.contains("--strictApiVersion"), "{}", e.message);
-        assert_eq!(check_version(&with_version("2099-01-01"), Skip).unwrap(), "2099-01-01");
-        assert_eq!(check_version(&with_version("garbage"), Skip).unwrap(), "garbage");
+        assert_eq!(check_version(Some(&with_version("2099-01-01")), Skip).unwrap(), "2099-01-01");
+        assert_eq!(check_version(Some(&with_version("garbage")), Skip).unwrap(), "garbage");
     }
 
     #[test]

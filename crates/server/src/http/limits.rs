@@ -123,8 +123,10 @@ impl Drop for Share<'_> {
 
 /// Checks a request head against [`MAX_URI_LEN`], [`MAX_HEADER_BYTES`] and
 /// [`MAX_HEADER_COUNT`], and the path's percent-escapes (`%` and two hex digits; `%G1`
-/// is 400 `InvalidUri`).
-pub fn check_head(uri: &http::Uri, headers: &http::HeaderMap) -> Result<(), ApiError> {
+/// is 400 `InvalidUri`). `header_count` is the number of header values, `header_bytes` their size: names, values and 4 bytes of
+/// separators (`: ` and CRLF) for each (summed by the caller's pass over them,
+/// [`super::request::Head`]).
+pub fn check_head(uri: &http::Uri, header_count: usize, header_bytes: usize) -> Result<(), ApiError> {
     let uri_len = uri.path_and_query().map_or(0, |p| p.as_str().len());
     if uri_len > MAX_URI_LEN {
         return Err(ApiError::with_message(
@@ -134,14 +136,12 @@ pub fn check_head(uri: &http::Uri, headers: &http::HeaderMap) -> Result<(), ApiE
             ),
         ));
     }
-    let header_bytes: usize = headers.iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
-    if headers.len() > MAX_HEADER_COUNT || header_bytes > MAX_HEADER_BYTES {
+    if header_count > MAX_HEADER_COUNT || header_bytes > MAX_HEADER_BYTES {
         return Err(ApiError::with_message(
             ErrorCode::RequestHeaderFieldsTooLarge,
             format!(
-                "The request has {} headers of {header_bytes} bytes; the most this server accepts \
-                 is {MAX_HEADER_COUNT} headers of {MAX_HEADER_BYTES} bytes.",
-                headers.len()
+                "The request has {header_count} headers of {header_bytes} bytes; the most this server \
+                 accepts is {MAX_HEADER_COUNT} headers of {MAX_HEADER_BYTES} bytes."
             ),
         ));
     }

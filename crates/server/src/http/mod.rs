@@ -20,6 +20,7 @@ mod other_service;
 pub mod query;
 mod redact;
 mod request;
+mod request_date;
 mod response;
 mod server;
 mod tls;

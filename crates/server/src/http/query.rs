@@ -21,7 +21,12 @@ impl QueryParams {
     /// Decodes a raw query string (form encoding: `%XX` and `+` for space).
     pub fn parse(raw: Option<&str>) -> QueryParams {
         let mut q = QueryParams::default();
-        for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        let raw = match raw {
+            // no query (a point read's): nothing to decode
+            None | Some("") => return q,
+            Some(raw) => raw,
+        };
+        for (k, v) in form_urlencoded::parse(raw.as_bytes()) {
             let slot = match k.as_ref() {
                 "$filter" => &mut q.filter,
                 "$select" => &mut q.select,

@@ -4,6 +4,7 @@
 use super::ctx::RequestCtx;
 use super::message::Body;
 use super::message::Response;
+use super::request::{X_MS_CLIENT_REQUEST_ID, X_MS_VERSION};
 use aztable_wire::odata::Prefer;
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
@@ -12,26 +13,23 @@ use std::borrow::Cow;
 
 /// Adds the headers common to every response.
 pub(super) fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
-    /// The usual version's value, checked when compiled.
-    const LATEST: HeaderValue = HeaderValue::from_static(super::ctx::LATEST_VERSION);
+    // names and values built when compiled
+    static X_MS_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
+    const SERVER: HeaderValue = HeaderValue::from_static("aztable/0.1 Windows-Azure-Table/1.0");
+    const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
+    const NOSNIFF: HeaderValue = HeaderValue::from_static("nosniff");
     let h = resp.headers_mut();
     if let Ok(v) = HeaderValue::from_bytes(ctx.request_id.as_bytes()) {
-        h.insert(HeaderName::from_static("x-ms-request-id"), v);
+        h.insert(&X_MS_REQUEST_ID, v);
     }
-    let version = match ctx.version.as_str() {
-        super::ctx::LATEST_VERSION => Ok(LATEST),
-        other => HeaderValue::from_str(other),
-    };
-    if let Ok(v) = version {
-        h.insert(HeaderName::from_static("x-ms-version"), v);
-    }
-    if let Some(v) = ctx.client_request_id.as_deref().and_then(|id| HeaderValue::from_str(id).ok()) {
-        h.insert(HeaderName::from_static("x-ms-client-request-id"), v);
+    h.insert(&X_MS_VERSION, ctx.version.clone());
+    if let Some(v) = &ctx.client_request_id {
+        h.insert(&X_MS_CLIENT_REQUEST_ID, v.clone());
     }
     h.insert(http::header::DATE, http_date_now());
-    h.insert(http::header::SERVER, HeaderValue::from_static("aztable/0.1 Windows-Azure-Table/1.0"));
-    h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(http::header::SERVER, SERVER);
+    h.insert(http::header::CACHE_CONTROL, NO_CACHE);
+    h.insert(http::header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
     resp
 }
 
@@ -97,10 +95,23 @@ pub(super) fn respond<const N: usize>(
             Cow::Owned(s) => Bytes::from(s),
         };
         if let Ok(v) = HeaderValue::from_maybe_shared(bytes) {
-            h.append(HeaderName::from_static(name), v);
+            h.append(response_name(name), v);
         }
     }
     resp
+}
+
+/// `HeaderName::from_static(name)`, the names the handlers answer with on every write and
+/// point read taken ready-made: `from_static` checks a name's characters on every call.
+fn response_name(name: &'static str) -> HeaderName {
+    static DATASERVICEVERSION: HeaderName = HeaderName::from_static("dataserviceversion");
+    match name {
+        "etag" => http::header::ETAG,
+        "content-type" => http::header::CONTENT_TYPE,
+        "dataserviceversion" => DATASERVICEVERSION.clone(),
+        "location" => http::header::LOCATION,
+        _ => HeaderName::from_static(name),
+    }
 }
 
 /// Appends headers whose names may be in any letter case (e.g. the CORS headers of
@@ -149,7 +160,22 @@ fn static_value(text: &'static str) -> Option<HeaderValue> {
 
 #[cfg(test)]
 mod tests {
-    use super::http_date_now;
+    use super::{http_date_now, response_name};
+    use http::HeaderName;
+
+    #[test]
+    fn ready_made_names_are_the_checked_ones() {
+        for name in [
+            "etag",
+            "content-type",
+            "dataserviceversion",
+            "location",
+            "dataserviceid",
+            "x-ms-continuation-nextrowkey",
+        ] {
+            assert_eq!(response_name(name), HeaderName::from_static(name), "{name}");
+        }
+    }
     use std::time::{Duration, SystemTime};
 
     #[test]

@@ -10,7 +10,7 @@ pub mod sign;
 
 pub use accounts::{Account, Accounts, DEV_ACCOUNT, DEV_KEY};
 pub use sas::{authorize_sas, parse_sas, verify_sas, SasContext, SasGrant, SasToken};
-pub use shared_key::{authenticate, AuthRequest};
+pub use shared_key::{authenticate, authenticate_signed, AuthRequest, SignedHeaders};
 pub use sign::AccountKey;
 
 use aztable_model::error::{ApiError, ErrorCode};

@@ -22,9 +22,10 @@
 
 use super::sign::push_string_to_sign_head;
 use super::{Account, AuthError};
+use crate::endpoint::{split_at_byte, trim};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName, HeaderValue};
 use percent_encoding::{percent_decode_str, percent_encode, AsciiSet, CONTROLS, NON_ALPHANUMERIC};
 use std::borrow::Cow;
 
@@ -72,8 +73,18 @@ pub fn authenticate(
     account: &Account,
     path_style_prefix: Option<&str>,
 ) -> Result<(), AuthError> {
-    let authorization =
-        req.headers.get(http::header::AUTHORIZATION).ok_or(AuthError::MissingAuthorization)?;
+    authenticate_signed(req, &SignedHeaders::of(req.headers), account, path_style_prefix)
+}
+
+/// [`authenticate`] with the request's [`SignedHeaders`] already read (by a caller that
+/// passes over the headers anyway); `signed` must be those of `req.headers`.
+pub fn authenticate_signed(
+    req: &AuthRequest<'_>,
+    signed: &SignedHeaders<'_>,
+    account: &Account,
+    path_style_prefix: Option<&str>,
+) -> Result<(), AuthError> {
+    let authorization = signed.authorization.ok_or(AuthError::MissingAuthorization)?;
     let authorization = header_text(authorization);
     let (scheme, header_account, signature) = parse_authorization(&authorization)?;
 
@@ -85,9 +96,9 @@ pub fn authenticate(
         });
     }
 
-    let date = date_header(req.headers).ok_or(AuthError::MissingDate)?;
-    let content_md5 = header_value(req.headers, "content-md5");
-    let content_type = header_value(req.headers, http::header::CONTENT_TYPE.as_str());
+    let date = date_header(signed).ok_or(AuthError::MissingDate)?;
+    let content_md5 = header_value(signed.content_md5);
+    let content_type = header_value(signed.content_type);
 
     // The string the documented rule gives (reported back on failure), built in one
     // allocation: the head, then `/{account}{path}` and the raw `?comp=`.
@@ -163,7 +174,7 @@ pub fn authenticate(
 /// Splits `SharedKey account:signature` / `SharedKeyLite account:signature`.
 fn parse_authorization(value: &str) -> Result<(Scheme, &str, &str), AuthError> {
     let malformed = || AuthError::MalformedAuthorization(value.to_string());
-    let (scheme, credentials) = value.trim().split_once(' ').ok_or_else(malformed)?;
+    let (scheme, credentials) = split_at_byte(trim(value), b' ').ok_or_else(malformed)?;
     let scheme = if scheme.eq_ignore_ascii_case("SharedKey") {
         Scheme::SharedKey
     } else if scheme.eq_ignore_ascii_case("SharedKeyLite") {
@@ -171,27 +182,86 @@ fn parse_authorization(value: &str) -> Result<(Scheme, &str, &str), AuthError> {
     } else {
         return Err(malformed());
     };
-    let (name, signature) = credentials.trim().split_once(':').ok_or_else(malformed)?;
-    let (name, signature) = (name.trim(), signature.trim());
-    if name.is_empty() || signature.is_empty() || signature.contains(char::is_whitespace) {
+    let (name, signature) = split_at_byte(trim(credentials), b':').ok_or_else(malformed)?;
+    let (name, signature) = (trim(name), trim(signature));
+    if name.is_empty() || signature.is_empty() || has_whitespace(signature) {
         return Err(malformed());
     }
     Ok((scheme, name, signature))
 }
 
-/// A header value as text (lossy for non-UTF-8 bytes, which then simply fail to verify).
-fn header_text(value: &http::HeaderValue) -> Cow<'_, str> {
-    String::from_utf8_lossy(value.as_bytes())
+/// Whether `s` holds a whitespace character (`char::is_whitespace`). Checked by bytes
+/// first: every whitespace character is one of ASCII's (`\t` to `\r`, space) or is
+/// encoded in bytes from 0x80, and base64 text has neither.
+fn has_whitespace(s: &str) -> bool {
+    s.bytes().any(|b| matches!(b, b'\t'..=b'\r' | b' ' | 0x80..)) && s.contains(char::is_whitespace)
 }
 
-/// The first value of a header, or `""`.
-fn header_value<'h>(headers: &'h HeaderMap, name: &str) -> Cow<'h, str> {
-    headers.get(name).map(header_text).unwrap_or_default()
+/// A header value as text (lossy for non-UTF-8 bytes, which then simply fail to verify).
+fn header_text(value: &http::HeaderValue) -> Cow<'_, str> {
+    // UTF-8 (what clients send) is borrowed as is, as `from_utf8_lossy` would, after
+    // the plain check (which goes a word at a time over ASCII); only other bytes need
+    // the lossy conversion's chunking
+    match std::str::from_utf8(value.as_bytes()) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(value.as_bytes()),
+    }
+}
+
+// The names read here, built when compiled (a `&str` name is parsed on every lookup).
+static CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
+static X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
+
+/// The headers SharedKey reads (the `Authorization` header and those it signs), each
+/// the header's first value, as `HeaderMap::get` gives it: read by lookups
+/// ([`SignedHeaders::of`]), or noted during a pass over the headers a caller makes anyway
+/// ([`SignedHeaders::note`]), which costs less than the five lookups.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SignedHeaders<'h> {
+    pub authorization: Option<&'h HeaderValue>,
+    pub x_ms_date: Option<&'h HeaderValue>,
+    pub date: Option<&'h HeaderValue>,
+    pub content_md5: Option<&'h HeaderValue>,
+    pub content_type: Option<&'h HeaderValue>,
+}
+
+impl<'h> SignedHeaders<'h> {
+    /// The headers of `headers`, looked up one by one.
+    pub fn of(headers: &'h HeaderMap) -> SignedHeaders<'h> {
+        SignedHeaders {
+            authorization: headers.get(http::header::AUTHORIZATION),
+            x_ms_date: headers.get(&X_MS_DATE),
+            date: headers.get(http::header::DATE),
+            content_md5: headers.get(&CONTENT_MD5),
+            content_type: headers.get(http::header::CONTENT_TYPE),
+        }
+    }
+
+    /// Notes one header of a pass over a request's headers in their order (as
+    /// `HeaderMap`'s iterator gives them): `value` is kept when `name` is one of these
+    /// headers and no value of it was kept yet. Returns whether `name` is one of them.
+    pub fn note(&mut self, name: &HeaderName, value: &'h HeaderValue) -> bool {
+        let slot = match name.as_str() {
+            "authorization" => &mut self.authorization,
+            "x-ms-date" => &mut self.x_ms_date,
+            "date" => &mut self.date,
+            "content-md5" => &mut self.content_md5,
+            "content-type" => &mut self.content_type,
+            _ => return false,
+        };
+        slot.get_or_insert(value);
+        true
+    }
+}
+
+/// A header's value as text, or `""`.
+fn header_value(value: Option<&HeaderValue>) -> Cow<'_, str> {
+    value.map(header_text).unwrap_or_default()
 }
 
 /// `x-ms-date` if present and non-empty, else `Date` if non-empty.
-fn date_header(headers: &HeaderMap) -> Option<Cow<'_, str>> {
-    ["x-ms-date", "date"].iter().map(|name| header_value(headers, name)).find(|value| !value.is_empty())
+fn date_header<'h>(signed: &SignedHeaders<'h>) -> Option<Cow<'h, str>> {
+    [signed.x_ms_date, signed.date].into_iter().map(header_value).find(|value| !value.is_empty())
 }
 
 fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
@@ -329,8 +399,8 @@ fn comp_variants(query: Option<&str>) -> Vec<String> {
 /// The raw value of the query's `comp` parameter: the first one spelled `comp`, else the
 /// first in any letter case (`None`: no such parameter).
 fn raw_comp(query: Option<&str>) -> Option<&str> {
-    let params =
-        || query.into_iter().flat_map(|q| q.split('&')).map(|p| p.split_once('=').unwrap_or((p, "")));
+    let query = query?;
+    let params = || query.split('&').map(|p| p.split_once('=').unwrap_or((p, "")));
     params()
         .find(|(name, _)| *name == "comp")
         .or_else(|| params().find(|(name, _)| name.eq_ignore_ascii_case("comp")))
@@ -803,6 +873,47 @@ mod tests {
             for (encoding, keep) in cases {
                 proptest::prop_assert_eq!(renormalise(&path, encoding), reference(&path, keep), "{:?}", encoding);
             }
+        }
+    }
+
+    #[test]
+    fn non_ascii_header_values_are_read_lossily() {
+        let value = HeaderValue::from_bytes(b"SharedKey \xffname:sig").expect("obs-text value");
+        assert_eq!(header_text(&value), "SharedKey \u{FFFD}name:sig");
+        let value = HeaderValue::from_static("SharedKey name:sig");
+        assert!(matches!(header_text(&value), Cow::Borrowed("SharedKey name:sig")));
+    }
+
+    proptest::proptest! {
+        /// Noting every header in the map's order keeps what the lookups find: the first
+        /// value of each name, whatever else the request carries.
+        #[test]
+        fn noted_headers_are_the_looked_up_ones(
+            pairs in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "authorization", "Authorization", "x-ms-date", "X-MS-Date", "date", "content-md5",
+                        "content-type", "accept", "host", "x-ms-version", "content-length",
+                    ]),
+                    "[ -~]{0,6}",
+                ),
+                0..12,
+            )
+        ) {
+            let map = headers(&pairs.iter().map(|(n, v)| (*n, v.as_str())).collect::<Vec<_>>());
+            let mut noted = SignedHeaders::default();
+            for (name, value) in &map {
+                noted.note(name, value);
+            }
+            proptest::prop_assert_eq!(noted, SignedHeaders::of(&map));
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte check answers as `char::is_whitespace` does, on any text.
+        #[test]
+        fn whitespace_is_found_as_by_chars(s in "[a-zA-Z0-9+/=\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{2003}\u{3000}é]{0,10}") {
+            proptest::prop_assert_eq!(has_whitespace(&s), s.contains(char::is_whitespace));
         }
     }
 }

@@ -172,7 +172,12 @@ pub fn read_table_name(format: Format, body: &[u8]) -> Result<String, ApiError> 
 /// than as OData JSON: when the response format negotiates to Atom, or when Atom was
 /// asked for and refused (the service's 415 itself is XML).
 pub fn errors_in_xml(accept: Option<&str>, format_param: Option<&str>, atom_allowed: bool) -> bool {
-    match negotiate(accept, format_param, atom_allowed) {
+    errors_in_xml_for(&negotiate(accept, format_param, atom_allowed))
+}
+
+/// [`errors_in_xml`] of a negotiation already made ([`negotiate`]'s answer).
+pub fn errors_in_xml_for(negotiated: &Result<Format, ApiError>) -> bool {
+    match negotiated {
         Ok(Format::Atom) => true,
         Ok(Format::Json(_)) => false,
         Err(e) => e.code == ErrorCode::AtomFormatNotSupported,
@@ -304,7 +309,7 @@ pub fn negotiate(
     format_param: Option<&str>,
     atom_allowed: bool,
 ) -> Result<Format, ApiError> {
-    if let Some(f) = format_param.map(str::trim).filter(|f| !f.is_empty()) {
+    if let Some(f) = format_param.map(crate::endpoint::trim).filter(|f| !f.is_empty()) {
         let kind = match f.to_ascii_lowercase().as_str() {
             "json" => Kind::Json(Metadata::Minimal),
             "atom" | "xml" => Kind::Atom,
@@ -312,7 +317,7 @@ pub fn negotiate(
         };
         return served(kind, atom_allowed).ok_or_else(|| refuse(kind == Kind::Atom));
     }
-    let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
+    let Some(accept) = accept.map(crate::endpoint::trim).filter(|a| !a.is_empty()) else {
         return Ok(served(Kind::Any, atom_allowed).unwrap_or(Format::Json(Metadata::Minimal)));
     };
     // what the SDKs send, exactly: its answer without splitting it (two negotiations

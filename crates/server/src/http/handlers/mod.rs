@@ -45,14 +45,21 @@ pub(super) async fn handle(
     }
 }
 
-/// The response format the client asked for (`$format` wins over `Accept`).
+/// The response format the client asked for (`$format` wins over `Accept`): as the head
+/// checks negotiated it for this request when they did under the same Atom permission.
 fn negotiate(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
-    odata::negotiate(header(&req.headers, "accept"), req.query.format.as_deref(), ctx.atom_allowed())
+    let atom_allowed = ctx.atom_allowed();
+    if let Some((under, format)) = ctx.negotiated {
+        if under == atom_allowed {
+            return Ok(format);
+        }
+    }
+    odata::negotiate(header(&req.headers, http::header::ACCEPT), req.query.format.as_deref(), atom_allowed)
 }
 
 /// How the request body is read ([`odata::body_format`]).
 fn body_format(req: &Req, ctx: &RequestCtx) -> Result<Format, ApiError> {
-    odata::body_format(header(&req.headers, "content-type"), &req.body, ctx.atom_allowed())
+    odata::body_format(header(&req.headers, http::header::CONTENT_TYPE), &req.body, ctx.atom_allowed())
 }
 
 /// `DataServiceVersion` of a response: 3.0 for JSON; for Atom what the service's

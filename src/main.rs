@@ -190,7 +190,12 @@ fn init_tracing(config: &Config) -> Result<(), String> {
         }
         None => None,
     };
-    tracing_subscriber::registry().with(stdout).with(debug).init();
+    // only the layers there are: an absent (`None`) layer still left the access log's
+    // callsite enabled under `--silent`, its fields built on every request for nothing
+    match debug {
+        Some(debug) => tracing_subscriber::registry().with(stdout).with(debug).init(),
+        None => tracing_subscriber::registry().with(stdout).init(),
+    }
     if let Some(path) = &config.debug_log {
         tracing::info!("debug log: {}", path.display());
     }

@@ -359,12 +359,23 @@ fn take_string_literal(s: &str) -> Option<(String, &str)> {
 
 /// Parses `PartitionKey='..',RowKey='..'` (either order, optional spaces).
 fn parse_entity_keys(s: &str) -> Option<(String, String)> {
+    parse_entity_keys_with(s, |s| split_at_byte(s, b'='), take_string_literal, trim)
+}
+
+/// [`parse_entity_keys`] with the pieces it is made of given (the tests give it `str`'s
+/// own searchers and the reference literal reader).
+fn parse_entity_keys_with<'s>(
+    s: &'s str,
+    split_at_equals: impl Fn(&'s str) -> Option<(&'s str, &'s str)>,
+    take_literal: impl Fn(&'s str) -> Option<(String, &'s str)>,
+    trim: impl Fn(&'s str) -> &'s str,
+) -> Option<(String, String)> {
     let mut pk = None;
     let mut rk = None;
     let mut rest = s.trim_start();
     loop {
-        let (name, after) = split_at_byte(rest, b'=')?;
-        let (value, after) = take_string_literal(after.trim_start())?;
+        let (name, after) = split_at_equals(rest)?;
+        let (value, after) = take_literal(after.trim_start())?;
         let slot = match trim(name) {
             "PartitionKey" => &mut pk,
             "RowKey" => &mut rk,
@@ -521,27 +532,7 @@ mod tests {
 
     /// The key parser with `str`'s own searchers and the reference literal reader.
     fn parse_entity_keys_by_chars(s: &str) -> Option<(String, String)> {
-        let mut pk = None;
-        let mut rk = None;
-        let mut rest = s.trim_start();
-        loop {
-            let (name, after) = rest.split_once('=')?;
-            let (value, after) = take_string_literal_by_chars(after.trim_start())?;
-            let slot = match name.trim() {
-                "PartitionKey" => &mut pk,
-                "RowKey" => &mut rk,
-                _ => return None,
-            };
-            if slot.replace(value).is_some() {
-                return None;
-            }
-            let after = after.trim_start();
-            if after.is_empty() {
-                break;
-            }
-            rest = after.strip_prefix(',')?.trim_start();
-        }
-        Some((pk?, rk?))
+        super::parse_entity_keys_with(s, |s| s.split_once('='), take_string_literal_by_chars, str::trim)
     }
 
     /// Texts made mostly of the pieces that matter: quotes (single and doubled), `%`

@@ -304,6 +304,17 @@ async fn a_closing_answer_announces_no_keep_alive() {
     assert!(kept.contains("\r\nkeep-alive: timeout=5\r\n"), "{kept}");
     let kept10 = raw_exchange(port, &head("Connection: keep-alive\r\n", "HTTP/1.0")).await;
     assert!(kept10.contains("\r\nkeep-alive: timeout=5\r\n"), "{kept10}");
+    // the server closes by itself: a refused request whose large body it will not read
+    let refused = raw_exchange(
+        port,
+        &format!(
+            "POST /{ACCOUNT}/Tables HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-ms-version: 2019-02-02\r\n\
+             Content-Type: application/json\r\nContent-Length: 10000000\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(refused.contains(" 401 ") && refused.contains("\r\nconnection: close\r\n"), "{refused}");
+    assert!(!refused.contains("\r\nkeep-alive:"), "{refused}");
 }
 
 // ---------------------------------------------------------------------------------------

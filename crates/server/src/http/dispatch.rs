@@ -92,6 +92,8 @@ pub(super) async fn dispatch(
             Err(e)
         }
     };
+    // only an error answer says `Connection: close` (`error_response::render`)
+    let closing = matches!(&result, Err(e) if e.close_connection);
     let resp = match result {
         Ok(r) => r,
         Err(e) => {
@@ -112,7 +114,7 @@ pub(super) async fn dispatch(
     // the idle timeout the connection has (see `server`), unless it is closing anyway:
     // the answer says `Connection: close`, or hyper will say it for a client that asked
     if let Some(keep_alive) = &state.options.keep_alive {
-        if client_keeps && !resp.headers().contains_key(http::header::CONNECTION) {
+        if client_keeps && !closing {
             resp.headers_mut().insert(KEEP_ALIVE.clone(), keep_alive.clone());
         }
     }

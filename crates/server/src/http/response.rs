@@ -90,15 +90,40 @@ pub(super) fn respond<const N: usize>(
     let h = resp.headers_mut();
     h.reserve(N + 8);
     for (name, value) in headers {
-        let bytes = match value {
-            Cow::Borrowed(s) => Bytes::from_static(s.as_bytes()),
-            Cow::Owned(s) => Bytes::from(s),
+        let value = match value {
+            Cow::Borrowed(s) => static_value(s),
+            Cow::Owned(s) => HeaderValue::from_maybe_shared(Bytes::from(s)).ok(),
         };
-        if let Ok(v) = HeaderValue::from_maybe_shared(bytes) {
+        if let Some(v) = value {
             h.append(response_name(name), v);
         }
     }
     resp
+}
+
+/// The header value of a static text (content types, `DataServiceVersion`), checked once
+/// per thread and remembered by the text's address and length (the same `'static` bytes,
+/// so the same check): checking a 60-byte content type on every answer cost more than
+/// the lookup.
+fn static_value(s: &'static str) -> Option<HeaderValue> {
+    /// Texts remembered per thread at most (the handlers answer with a handful).
+    const REMEMBERED: usize = 32;
+    thread_local! {
+        static CHECKED: std::cell::RefCell<Vec<(usize, usize, HeaderValue)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let key = (s.as_ptr() as usize, s.len());
+    CHECKED.with(|checked| {
+        let mut checked = checked.borrow_mut();
+        if let Some((_, _, v)) = checked.iter().find(|(at, len, _)| (*at, *len) == key) {
+            return Some(v.clone());
+        }
+        let v = HeaderValue::from_maybe_shared(Bytes::from_static(s.as_bytes())).ok()?;
+        if checked.len() < REMEMBERED {
+            checked.push((key.0, key.1, v.clone()));
+        }
+        Some(v)
+    })
 }
 
 /// `HeaderName::from_static(name)`, the names the handlers answer with on every write and
@@ -153,15 +178,23 @@ pub(super) fn created<const N: usize>(
     resp
 }
 
-/// A header value of static text, used in place (`None` if it is not a valid value).
-fn static_value(text: &'static str) -> Option<HeaderValue> {
-    HeaderValue::from_maybe_shared(Bytes::from_static(text.as_bytes())).ok()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{http_date_now, response_name};
+    use super::{http_date_now, response_name, static_value};
     use http::HeaderName;
+
+    /// A remembered static value is the checked text itself, for every text asked for
+    /// (distinct texts, and the same text again), and an invalid one is refused each time.
+    #[test]
+    fn static_values_are_the_checked_texts() {
+        let texts: Vec<&'static str> = (0..40).map(|i| &*format!("text/plain; v={i}").leak()).collect();
+        for round in 0..3 {
+            for text in &texts {
+                assert_eq!(static_value(text).expect("valid").to_str().ok(), Some(*text), "round {round}");
+            }
+            assert_eq!(static_value("line\nbreak"), None);
+        }
+    }
 
     #[test]
     fn ready_made_names_are_the_checked_ones() {

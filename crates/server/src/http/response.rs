@@ -26,7 +26,11 @@ pub(super) fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
     if let Some(v) = &ctx.client_request_id {
         h.insert(&X_MS_CLIENT_REQUEST_ID, v.clone());
     }
-    h.insert(http::header::DATE, http_date_now());
+    // hyper writes the host clock's date (cached per second) into any answer without
+    // one: only a moved clock (`--clockSkew`) needs the server's own
+    if aztable_model::time::clock_skew() != 0 {
+        h.insert(http::header::DATE, http_date_now());
+    }
     h.insert(http::header::SERVER, SERVER);
     h.insert(http::header::CACHE_CONTROL, NO_CACHE);
     h.insert(http::header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);

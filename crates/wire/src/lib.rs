@@ -20,3 +20,4 @@ pub mod entity_write;
 pub mod filter;
 pub mod odata;
 pub mod settings;
+mod swar;

@@ -166,14 +166,6 @@ pub fn reason_phrase(status: u16) -> &'static str {
 /// Whether `bytes` holds a CR or an LF, eight bytes at a time (header values are URLs
 /// of a hundred bytes and more: memchr's set-up, or a byte loop, cost more).
 fn has_line_break(bytes: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    // the classic has-zero-byte test, exact for "any"
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v;
-    let mut words = bytes.chunks_exact(8);
-    let mut seen = 0u64;
-    for word in &mut words {
-        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        seen |= zero(w ^ (ONES * u64::from(b'\r'))) | zero(w ^ (ONES * u64::from(b'\n')));
-    }
-    seen & (ONES * 0x80) != 0 || words.remainder().iter().any(|&b| b == b'\r' || b == b'\n')
+    use crate::swar::{any, eq_bits};
+    any(bytes, |w| eq_bits(w, b'\r') | eq_bits(w, b'\n'), |b| b == b'\r' || b == b'\n')
 }

@@ -30,6 +30,8 @@ use aztable_model::edm::write_guid;
 use aztable_model::names::validate_property_name;
 use aztable_model::{EdmRef, Entity, EntityFields};
 
+use crate::swar;
+
 /// The addresses used to build `odata.metadata`, `odata.id` and `odata.type`.
 #[derive(Debug, Clone, Copy)]
 pub struct Urls<'a> {
@@ -195,7 +197,7 @@ fn push_escaped(out: &mut Vec<u8>, s: &str) {
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
         while let Some(word) = bytes.get(i..i + 8) {
-            if needs_escape(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
+            if needs_escape(swar::word(word)) {
                 break;
             }
             i += 8;
@@ -226,16 +228,9 @@ fn push_escaped(out: &mut Vec<u8>, s: &str) {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// The bytes of `x` that are `"`, `\\` or below 0x20 have their high bit set in the
-/// result, masked by [`HIGHS`] (the classic has-zero-byte and has-less-than tests; exact
-/// for "any", though a byte after a hit may be marked too).
+/// The bytes of `x` that need an escape: `"`, `\\` or below 0x20 ([`swar`]).
 fn escape_bits(x: u64) -> u64 {
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v;
-    let below_space = x.wrapping_sub(ONES * 0x20) & !x;
-    (below_space | zero(x ^ (ONES * u64::from(b'"'))) | zero(x ^ (ONES * u64::from(b'\\')))) & HIGHS
+    swar::below_bits(x, 0x20) | swar::eq_bits(x, b'"') | swar::eq_bits(x, b'\\')
 }
 
 /// Whether any of the eight bytes of `x` needs an escape.
@@ -245,12 +240,7 @@ fn needs_escape(x: u64) -> bool {
 
 /// Whether any byte of `bytes` needs an escape.
 fn any_needs_escape(bytes: &[u8]) -> bool {
-    let mut words = bytes.chunks_exact(8);
-    let mut seen = 0u64;
-    for word in &mut words {
-        seen |= escape_bits(u64::from_le_bytes(word.try_into().unwrap_or_default()));
-    }
-    seen != 0 || words.remainder().iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    swar::any(bytes, escape_bits, |b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// Writes one custom property (and its type annotation where one is needed).

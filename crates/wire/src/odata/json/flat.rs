@@ -22,7 +22,7 @@ pub(super) fn flat_members(body: &[u8]) -> Option<Vec<Member<'_>>> {
     let text = std::str::from_utf8(body).ok()?;
     let mut r = Reader { body, text, at: 0 };
     r.skip_ws();
-    r.expect(b'{')?;
+    r.eat(b'{')?;
     let mut out = Vec::with_capacity(16);
     r.skip_ws();
     if r.peek() == Some(b'}') {
@@ -32,7 +32,7 @@ pub(super) fn flat_members(body: &[u8]) -> Option<Vec<Member<'_>>> {
             r.skip_ws();
             let name = r.string()?;
             r.skip_ws();
-            r.expect(b':')?;
+            r.eat(b':')?;
             r.skip_ws();
             let value = r.value()?;
             out.push(Member { name: Cow::Borrowed(name), value, annotation: Cell::new(None) });
@@ -66,7 +66,7 @@ impl<'a> Reader<'a> {
         Some(b)
     }
 
-    fn expect(&mut self, b: u8) -> Option<()> {
+    fn eat(&mut self, b: u8) -> Option<()> {
         (self.next()? == b).then_some(())
     }
 
@@ -79,7 +79,7 @@ impl<'a> Reader<'a> {
 
     /// A string without escapes or control characters, borrowed.
     fn string(&mut self) -> Option<&'a str> {
-        self.expect(b'"')?;
+        self.eat(b'"')?;
         let rest = self.body.get(self.at..)?;
         let len = plain_run(rest);
         if rest.get(len) != Some(&b'"') {
@@ -150,18 +150,9 @@ fn plain_run(bytes: &[u8]) -> usize {
     }
 }
 
-/// Whether `bytes` holds a byte below 0x20, eight at a time with no early exit (the
-/// classic has-less-than test, exact for "any": `b - 0x20` borrows and `b`'s high bit is
-/// clear).
+/// Whether `bytes` holds a byte below 0x20.
 fn has_control(bytes: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let mut words = bytes.chunks_exact(8);
-    let mut seen = 0u64;
-    for word in &mut words {
-        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        seen |= w.wrapping_sub(ONES * 0x20) & !w;
-    }
-    seen & (ONES * 0x80) != 0 || words.remainder().iter().any(|&b| b < 0x20)
+    crate::swar::any(bytes, |w| crate::swar::below_bits(w, 0x20), |b| b < 0x20)
 }
 
 #[cfg(test)]

@@ -9,8 +9,10 @@ use std::panic::AssertUnwindSafe;
 
 /// The future's output, or the text of its panic. A panicked future is never polled
 /// again: `dispatch` drops it and answers.
-pub(super) async fn caught<F: Future>(inner: F) -> Result<F::Output, String> {
-    AssertUnwindSafe(inner).catch_unwind().await.map_err(|payload| panic_message(payload.as_ref()))
+/// (A combinator rather than an `async fn`, whose state would hold `inner` twice: as its
+/// argument and inside `catch_unwind`'s future.)
+pub(super) fn caught<F: Future>(inner: F) -> impl Future<Output = Result<F::Output, String>> {
+    AssertUnwindSafe(inner).catch_unwind().map(|r| r.map_err(|payload| panic_message(payload.as_ref())))
 }
 
 /// The text of a panic payload (`panic!("...")` gives a `&str` or a `String`).

@@ -211,7 +211,10 @@ async fn handle(
     let armed = super::fault::before(state.options.faults.as_deref(), &endpoint, &req)?;
     let deadline = started + limits.request_timeout;
     let handler_started = Instant::now();
-    let resp = within(deadline, handlers::handle(state, ctx, endpoint, &req)).await;
+    let resp = match handlers::handle(state, ctx, endpoint, &req) {
+        handlers::Handled::Now(resp) => resp,
+        handlers::Handled::Waits(handler) => within(deadline, handler).await,
+    };
     tracing::debug!(
         target: "aztable::debug",
         request_id = %ctx.request_id,
@@ -222,11 +225,12 @@ async fn handle(
     super::fault::after(armed, resp?)
 }
 
-/// The handler's answer, or, past `deadline`, the service's answer to a request over its
-/// server-side time (500 `OperationTimedOut`). Most handlers answer on their first poll (a
-/// point read never waits): that poll is made before the timer is set up (500
-/// instructions), which only a handler that waits needs. `timeout_at` too polls the
-/// handler before its timer, so the answers are the same.
+/// The answer of a handler that waits, or, past `deadline`, the service's answer to a
+/// request over its server-side time (500 `OperationTimedOut`). Most such handlers still
+/// answer on their first poll (a write to a partition nobody else writes): that poll is
+/// made before the timer is set up (500 instructions), which only a handler that really
+/// waits needs. `timeout_at` too polls the handler before its timer, so the answers are
+/// the same. (A handler that never waits answers at once, whatever the deadline.)
 async fn within(
     deadline: Instant,
     handler: impl std::future::Future<Output = Result<Response, ApiError>>,

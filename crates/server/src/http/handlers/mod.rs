@@ -15,34 +15,53 @@ use aztable_model::error::ApiError;
 use aztable_wire::endpoint::Endpoint;
 use aztable_wire::entity_write::Head;
 use aztable_wire::odata::{self, Format};
+use std::future::Future;
+use std::pin::Pin;
+
+/// What a handler gives: its answer at once (the handlers that never wait, a point read
+/// among them), or the future of one that waits on the service (queries, writes,
+/// batches), boxed. The request's future then holds a pointer instead of the largest
+/// handler's state: a point read's future was over 4 KB, copied as a whole at every
+/// step that moved it.
+pub(super) enum Handled<'a> {
+    Now(Result<Response, ApiError>),
+    Waits(Pin<Box<dyn Future<Output = Result<Response, ApiError>> + Send + 'a>>),
+}
 
 /// Calls the handler of `endpoint`.
-pub(super) async fn handle(
-    state: &AppState,
-    ctx: &RequestCtx,
+pub(super) fn handle<'a>(
+    state: &'a AppState,
+    ctx: &'a RequestCtx,
     endpoint: Endpoint,
-    req: &Req,
-) -> Result<Response, ApiError> {
+    req: &'a Req,
+) -> Handled<'a> {
     use Endpoint::*;
-    match endpoint {
-        QueryTables => tables::query_tables(state, ctx, req).await,
+    let now = match endpoint {
+        QueryTables => return Handled::Waits(Box::pin(tables::query_tables(state, ctx, req))),
         CreateTable => tables::create_table(state, ctx, req),
         GetTable { table } => tables::get_table(state, ctx, req, &table),
         DeleteTable { table } => tables::delete_table(state, ctx, &table),
-        QueryEntities { table } => entities::query_entities(state, ctx, req, &table).await,
+        QueryEntities { table } => {
+            return Handled::Waits(Box::pin(async move {
+                entities::query_entities(state, ctx, req, &table).await
+            }))
+        }
         GetEntity { table, pk, rk } => entities::get_entity(state, ctx, req, &table, &pk, &rk),
         write @ (InsertEntity { .. } | UpdateEntity { .. } | MergeEntity { .. } | DeleteEntity { .. }) => {
-            entities::write_entity(state, ctx, req, &write).await
+            return Handled::Waits(Box::pin(
+                async move { entities::write_entity(state, ctx, req, &write).await },
+            ))
         }
         Preflight => preflight::preflight(state, ctx, req),
-        Batch => batch::batch(state, ctx, req).await,
+        Batch => return Handled::Waits(Box::pin(batch::batch(state, ctx, req))),
         GetTableAcl { table } => access::get_table_acl(state, ctx, &table),
         SetTableAcl { table } => access::set_table_acl(state, ctx, req, &table),
         GetServiceProperties => access::get_service_properties(state, ctx),
         SetServiceProperties => access::set_service_properties(state, ctx, req),
         GetServiceStats => access::get_service_stats(state),
         UnderTable { table, resource } => tables::under_table(state, ctx, &table, resource),
-    }
+    };
+    Handled::Now(now)
 }
 
 /// The response format the client asked for (`$format` wins over `Accept`): as the head

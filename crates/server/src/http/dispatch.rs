@@ -10,7 +10,7 @@ use super::ctx::{self, RequestCtx};
 use super::message::Body;
 use super::message::Response;
 use super::query::QueryParams;
-use super::request::{self, text, Head, Req, X_HTTP_METHOD};
+use super::request::{text, Head, Kept, Req, X_HTTP_METHOD};
 use super::{error_response, handlers, limits, response, AppState};
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::{self, AuthRequest};
@@ -54,11 +54,11 @@ pub(super) async fn dispatch(
         // the partition advisor's pages: no account, no version
         return super::insight::serve(state, &parts);
     }
-    let kept = request::Kept::read(&parts.headers);
     let mut ctx = RequestCtx {
         request_id: ctx::new_request_id(),
         version: ctx::LATEST_VERSION_VALUE,
-        client_request_id: kept.client_request_id,
+        // (`handle` sets it first thing)
+        client_request_id: None,
         account: String::new(),
         secondary: false,
         base_url: String::new(),
@@ -72,8 +72,6 @@ pub(super) async fn dispatch(
     let method = parts.method.clone();
     let uri = parts.uri.clone();
     let (path, query) = (uri.path(), uri.query());
-    let origin = kept.origin;
-    let client_keeps = client_keeps_connection(&parts, kept.connection);
     // `--debug FILE`: the request in detail, secrets hidden
     tracing::debug!(
         target: "aztable::debug",
@@ -83,7 +81,8 @@ pub(super) async fn dispatch(
         shown_query(query),
         super::redact::headers(&parts.headers),
     );
-    let result = match caught(handle(state, &mut ctx, client, parts, body, started)).await {
+    let mut kept = Kept::default();
+    let result = match caught(handle(state, &mut ctx, &mut kept, client, parts, body, started)).await {
         Ok(result) => result,
         Err(panic) => {
             tracing::error!(request_id = %ctx.request_id, panic = %panic, "request handler panicked");
@@ -114,11 +113,11 @@ pub(super) async fn dispatch(
     // the idle timeout the connection has (see `server`), unless it is closing anyway:
     // the answer says `Connection: close`, or hyper will say it for a client that asked
     if let Some(keep_alive) = &state.options.keep_alive {
-        if client_keeps && !closing {
+        if kept.client_keeps && !closing {
             resp.headers_mut().insert(KEEP_ALIVE.clone(), keep_alive.clone());
         }
     }
-    if let Some(origin) = &origin {
+    if let Some(origin) = &kept.origin {
         add_cors_headers(state, &ctx, origin, &method, &mut resp);
     }
     tracing::info!(
@@ -162,30 +161,42 @@ fn shown_query(query: Option<&str>) -> String {
     }
 }
 
+/// Checks and answers the request. What the answer needs of the request's head whatever
+/// happens next (the client request id to echo in `ctx`, and `kept`) is taken first,
+/// in the same pass over the headers as the head checks' ([`Head`]).
 async fn handle(
     state: &AppState,
     ctx: &mut RequestCtx,
+    kept: &mut Kept,
     client: Option<SocketAddr>,
     parts: Parts,
     body: Body,
     started: Instant,
 ) -> Result<Response, ApiError> {
-    #[cfg(test)]
-    if parts.headers.contains_key("x-aztable-test-panic") {
-        panic!("x-aztable-test-panic");
-    }
-    if super::health::is_probe(&parts) {
-        if let Some(damaged) = super::health::damaged(state) {
-            return Err(damaged);
+    let checked = {
+        // (in a block of its own: the head's borrows are not kept across the awaits)
+        let head = Head::read(&parts.headers);
+        ctx.client_request_id = head.echoed_client_request_id();
+        kept.origin = text(head.origin).map(str::to_owned);
+        kept.client_keeps = client_keeps_connection(&parts, head.connection);
+        #[cfg(test)]
+        if parts.headers.contains_key("x-aztable-test-panic") {
+            panic!("x-aztable-test-panic");
         }
-    }
+        if super::health::is_probe(&parts) {
+            if let Some(damaged) = super::health::damaged(state) {
+                return Err(damaged);
+            }
+        }
+        check_head(state, ctx, client, &parts, &head)
+    };
     let limits = &state.options.limits;
     // Everything that can refuse the request is decided on its head, before the body is
     // buffered (SharedKey, SharedKeyLite, SAS and bearer tokens sign no body): an
     // unauthenticated client cannot make the server hold its body. A refused request's
     // small body is drained to keep the connection; a larger one's is not awaited, and
     // the answer closes the connection (`body::settle_refused`).
-    let (endpoint, query) = match check_head(state, ctx, client, &parts) {
+    let (endpoint, query) = match checked {
         Ok(checked) => checked,
         Err(mut e) => {
             settle_refused(body, &mut e, limits, started).await;
@@ -250,18 +261,18 @@ async fn within(
 /// produced: the head's limits and version ([`check_head_and_version`]), the account and the
 /// operation ([`route`]), the caller ([`authenticate`]). Each stage records in `ctx`
 /// what an error answer needs (version, error format, account, operation). The headers
-/// they read are read first, in one pass ([`Head`]).
+/// they read were read first, in one pass (`head`).
 fn check_head(
     state: &AppState,
     ctx: &mut RequestCtx,
     client: Option<SocketAddr>,
     parts: &Parts,
+    head: &Head<'_>,
 ) -> Result<(Endpoint, QueryParams), ApiError> {
-    let head = Head::read(&parts.headers);
-    let query = check_head_and_version(state, ctx, parts, &head)?;
-    let routed = route(state, ctx, parts, &head, &query)?;
+    let query = check_head_and_version(state, ctx, parts, head)?;
+    let routed = route(state, ctx, parts, head, &query)?;
     if routed.endpoint != Endpoint::Preflight {
-        authenticate(state, ctx, client, parts, &head, &query, &routed)?;
+        authenticate(state, ctx, client, parts, head, &query, &routed)?;
     }
     Ok((routed.endpoint, query))
 }

@@ -24,9 +24,10 @@ pub(super) static X_MS_CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("
 /// `x-http-method` (method tunnelling).
 pub(super) static X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
 
-/// The request headers the head checks read (`dispatch::check_head`), found in one pass
-/// over the headers, which also sums their size for the limits: a dozen lookups by name
-/// cost several times that. Each is the header's first value, as `HeaderMap::get` gives.
+/// The request headers the head checks read (`dispatch::check_head`) and those
+/// `dispatch` keeps for the answer ([`Kept`]), found in one pass over the headers, which
+/// also sums their size for the limits: a dozen lookups by name cost several times that.
+/// Each is the header's first value, as `HeaderMap::get` gives.
 #[derive(Debug, Default)]
 pub(super) struct Head<'h> {
     pub host: Option<&'h HeaderValue>,
@@ -36,6 +37,12 @@ pub(super) struct Head<'h> {
     pub x_http_method: bool,
     /// `Authorization` and the headers SharedKey signs.
     pub signed: SignedHeaders<'h>,
+    /// `Origin` (CORS).
+    pub origin: Option<&'h HeaderValue>,
+    /// `x-ms-client-request-id` (echoed when it may be: [`Head::echoed_client_request_id`]).
+    pub client_request_id: Option<&'h HeaderValue>,
+    /// Whether a `Connection` header is there (its values are read only then).
+    pub connection: bool,
     /// Names, values and separators of every header, as [`super::limits::check_head`]
     /// counts them.
     pub bytes: usize,
@@ -51,8 +58,14 @@ impl<'h> Head<'h> {
                 "host" => &mut head.host,
                 "accept" => &mut head.accept,
                 "x-ms-version" => &mut head.x_ms_version,
+                "origin" => &mut head.origin,
+                "x-ms-client-request-id" => &mut head.client_request_id,
                 "x-http-method" => {
                     head.x_http_method = true;
+                    continue;
+                }
+                "connection" => {
+                    head.connection = true;
                     continue;
                 }
                 _ => {
@@ -63,6 +76,11 @@ impl<'h> Head<'h> {
             slot.get_or_insert(value);
         }
         head
+    }
+
+    /// `x-ms-client-request-id`'s value if it may be echoed ([`echoable_client_request_id`]).
+    pub(super) fn echoed_client_request_id(&self) -> Option<HeaderValue> {
+        self.client_request_id.and_then(echoable_client_request_id)
     }
 }
 
@@ -78,40 +96,15 @@ pub(super) fn header<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Option<&s
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// What `dispatch` keeps of the request's headers for every answer (the handler takes
-/// the headers), found in one pass; each is the header's first value, as
-/// `HeaderMap::get` gives it.
+/// What `dispatch` keeps of the request's head for the answer once the handler has
+/// taken the headers (the client request id to echo goes to the request's context).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Kept {
     /// `Origin`, when it is text (CORS).
     pub origin: Option<String>,
-    /// `x-ms-client-request-id`, when it may be echoed ([`echoable_client_request_id`]).
-    pub client_request_id: Option<HeaderValue>,
-    /// Whether a `Connection` header is there (its values are read only then).
-    pub connection: bool,
-}
-
-impl Kept {
-    pub(super) fn read(headers: &HeaderMap) -> Kept {
-        let (mut origin, mut client_request_id, mut connection) = (None, None, false);
-        for (name, value) in headers {
-            match name.as_str() {
-                "origin" => {
-                    origin.get_or_insert(value);
-                }
-                "x-ms-client-request-id" => {
-                    client_request_id.get_or_insert(value);
-                }
-                "connection" => connection = true,
-                _ => {}
-            }
-        }
-        Kept {
-            origin: text(origin).map(str::to_owned),
-            client_request_id: client_request_id.and_then(echoable_client_request_id),
-            connection,
-        }
-    }
+    /// Whether the client lets the connection stay open after this request
+    /// (`dispatch::client_keeps_connection`).
+    pub client_keeps: bool,
 }
 
 /// `x-ms-client-request-id`'s value if it may be echoed (≤ 1024 visible ASCII chars):
@@ -167,12 +160,12 @@ mod tests {
             let bytes: usize = headers.iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
             proptest::prop_assert_eq!(head.bytes, bytes);
             proptest::prop_assert_eq!(text(head.accept), header(&headers, http::header::ACCEPT));
-            let kept = Kept {
-                origin: header(&headers, http::header::ORIGIN).map(str::to_owned),
-                client_request_id: headers.get("x-ms-client-request-id").and_then(echoable_client_request_id),
-                connection: headers.contains_key(http::header::CONNECTION),
-            };
-            proptest::prop_assert_eq!(Kept::read(&headers), kept);
+            proptest::prop_assert_eq!(head.origin, headers.get(http::header::ORIGIN));
+            proptest::prop_assert_eq!(
+                head.echoed_client_request_id(),
+                headers.get("x-ms-client-request-id").and_then(echoable_client_request_id)
+            );
+            proptest::prop_assert_eq!(head.connection, headers.contains_key(http::header::CONNECTION));
         }
     }
 }

@@ -1,11 +1,13 @@
 //! [`RequestCtx`]: what every handler knows about the request it serves (account,
 //! request id, served version, URLs for OData annotations, the SAS grant), with the
-//! request id and the `x-ms-version` check that fill it.
+//! `x-ms-version` check that fills it (the request id is [`super::request_id`]'s).
 
 use aztable_engine::service::Caller;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_wire::auth::SasGrant;
 use http::HeaderValue;
+
+pub use super::request_id::{new_request_id, RequestId};
 
 /// The newest service version this server speaks; the version served when a request
 /// sends none.
@@ -62,50 +64,6 @@ impl RequestCtx {
     pub fn atom_allowed(&self) -> bool {
         aztable_wire::odata::atom_allowed(self.version())
     }
-}
-
-/// An `x-ms-request-id`: a version-4 UUID in its 36-character hyphenated form, kept
-/// inline (no allocation per request).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RequestId([u8; uuid::fmt::Hyphenated::LENGTH]);
-
-impl RequestId {
-    /// The id's ASCII text as bytes (no UTF-8 check, unlike [`RequestId::as_str`]).
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    pub fn as_str(&self) -> &str {
-        // lower-case hex digits and hyphens, always UTF-8
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-}
-
-impl std::ops::Deref for RequestId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl std::fmt::Display for RequestId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::fmt::Debug for RequestId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-/// A fresh `x-ms-request-id`: a random version-4 UUID. uuid's `fast-rng` draws it from
-/// a thread-local generator seeded from the OS, so there is no syscall per request.
-pub fn new_request_id() -> RequestId {
-    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text);
-    RequestId(text)
 }
 
 /// How `x-ms-version` is checked (`--skipApiVersionCheck`, `--strictApiVersion`).
@@ -231,17 +189,5 @@ mod tests {
         }
         assert!(!seen.first_time("2029-01-01"), "past the cap nothing is added");
         assert_eq!(seen.0.lock().unwrap().len(), SeenVersions::CAP);
-    }
-
-    #[test]
-    fn request_ids_are_distinct_v4_uuids() {
-        let ids: std::collections::HashSet<String> =
-            (0..10_000).map(|_| new_request_id().to_string()).collect();
-        assert_eq!(ids.len(), 10_000);
-        for id in ids.iter().take(100) {
-            let u = uuid::Uuid::parse_str(id).unwrap();
-            assert_eq!(u.get_version_num(), 4);
-            assert_eq!(id.len(), 36);
-        }
     }
 }

@@ -21,6 +21,7 @@ pub mod query;
 mod redact;
 mod request;
 mod request_date;
+mod request_id;
 mod response;
 mod server;
 mod tls;

@@ -5,7 +5,7 @@
 use super::super::ctx::RequestCtx;
 use super::super::message::Response;
 use super::super::request::{header, Req};
-use super::super::response::{build, created, no_content, respond};
+use super::super::response::{build, created, no_content, respond, DATASERVICEID, DATASERVICEVERSION};
 use super::super::AppState;
 use super::{data_service_version, negotiate};
 use aztable_engine::service::QueryEntities;
@@ -103,9 +103,9 @@ pub(super) fn get_entity(
             (e.timestamp.etag(), format.entity(e, table, None, &urls(ctx), wall_now()))
         })?;
         let headers = [
-            ("etag", r.etag().to_owned().into()),
-            ("dataserviceversion", data_service_version(format, false)),
-            ("content-type", format.entry_content_type().into()),
+            (http::header::ETAG, r.etag().to_owned().into()),
+            (DATASERVICEVERSION.clone(), data_service_version(format, false)),
+            (http::header::CONTENT_TYPE, format.entry_content_type().into()),
         ];
         return Ok(respond(StatusCode::OK, headers, Bytes::from_owner(r)));
     }
@@ -113,9 +113,9 @@ pub(super) fn get_entity(
         (e.timestamp.etag(), format.entity(e, table, select.as_deref(), &urls(ctx), wall_now()))
     })?;
     let headers = [
-        ("etag", etag.into()),
-        ("dataserviceversion", data_service_version(format, select.is_some())),
-        ("content-type", format.entry_content_type().into()),
+        (http::header::ETAG, etag.into()),
+        (DATASERVICEVERSION.clone(), data_service_version(format, select.is_some())),
+        (http::header::CONTENT_TYPE, format.entry_content_type().into()),
     ];
     Ok(respond(StatusCode::OK, headers, body))
 }
@@ -138,10 +138,10 @@ pub(super) async fn write_entity(
             let e = state.service.entities().insert_entity(ctx.caller(), table, new).await?;
             let location = odata::entity_url(&ctx.base_url, table, &e.partition_key, &e.row_key);
             let headers = [
-                ("etag", e.etag().into()),
-                ("dataserviceversion", data_service_version(format, false)),
-                ("location", location.clone().into()),
-                ("dataserviceid", location.into()),
+                (http::header::ETAG, e.etag().into()),
+                (DATASERVICEVERSION.clone(), data_service_version(format, false)),
+                (http::header::LOCATION, location.clone().into()),
+                (DATASERVICEID.clone(), location.into()),
             ];
             return Ok(created(prefer, headers, format.entry_content_type(), || {
                 format.entity(&e, table, None, &urls(ctx), wall_now())
@@ -162,7 +162,9 @@ pub(super) async fn write_entity(
             state.service.entities().merge_entity(ctx.caller(), table, new, &cond).await?
         }
     };
-    let headers =
-        [("etag", e.etag().into()), ("dataserviceversion", data_service_version(body_format, false))];
+    let headers = [
+        (http::header::ETAG, e.etag().into()),
+        (DATASERVICEVERSION.clone(), data_service_version(body_format, false)),
+    ];
     Ok(respond(StatusCode::NO_CONTENT, headers, Vec::new()))
 }

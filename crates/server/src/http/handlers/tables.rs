@@ -5,7 +5,7 @@ use super::super::ctx::RequestCtx;
 use super::super::error_response::render;
 use super::super::message::Response;
 use super::super::request::{header, Req};
-use super::super::response::{build, created, no_content};
+use super::super::response::{build, created, no_content, DATASERVICEID};
 use super::super::AppState;
 use super::{body_format, negotiate};
 use aztable_engine::service::ServiceError;
@@ -48,7 +48,8 @@ pub(super) fn create_table(state: &AppState, ctx: &RequestCtx, req: &Req) -> Res
         Err(e) => return already_exists(e.into(), prefer, ctx),
     };
     let location = format!("{}/Tables('{}')", ctx.base_url, name);
-    let headers = [("location", location.clone().into()), ("dataserviceid", location.into())];
+    let headers =
+        [(http::header::LOCATION, location.clone().into()), (DATASERVICEID.clone(), location.into())];
     Ok(created(prefer, headers, format.entry_content_type(), || format.table(&name, &urls(ctx), wall_now())))
 }
 

@@ -93,7 +93,7 @@ pub(super) async fn dispatch(
     };
     // only an error answer says `Connection: close` (`error_response::render`)
     let closing = matches!(&result, Err(e) if e.close_connection);
-    let resp = match result {
+    let mut resp = match result {
         Ok(r) => r,
         Err(e) => {
             if let Some(detail) = &e.auth_detail {
@@ -109,7 +109,7 @@ pub(super) async fn dispatch(
             error_response::render(&e, &ctx)
         }
     };
-    let mut resp = response::finish(resp, &ctx);
+    response::finish(&mut resp, &ctx);
     // the idle timeout the connection has (see `server`), unless it is closing anyway:
     // the answer says `Connection: close`, or hyper will say it for a client that asked
     if let Some(keep_alive) = &state.options.keep_alive {
@@ -233,7 +233,10 @@ async fn handle(
         handler_us = handler_started.elapsed().as_micros() as u64,
         "handled"
     );
-    super::fault::after(armed, resp?)
+    if armed {
+        super::fault::after(resp.as_ref())?;
+    }
+    resp
 }
 
 /// The answer of a handler that waits, or, past `deadline`, the service's answer to a

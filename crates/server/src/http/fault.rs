@@ -53,14 +53,15 @@ pub(super) fn before(faults: Option<&Faults>, endpoint: &Endpoint, req: &Req) ->
     }
 }
 
-/// After the handler of a request [`before`] armed: a successful answer becomes 500
-/// `OperationTimedOut` (the write stays applied); an error stays as it was.
-pub(super) fn after(armed: bool, resp: Response) -> Result<Response, ApiError> {
-    if armed && resp.status().is_success() {
+/// After the handler of a request [`before`] armed: a successful answer is to become
+/// 500 `OperationTimedOut` (the write stays applied), the error returned; an error stays
+/// as it was. (The answer is only looked at: it is not moved through here.)
+pub(super) fn after(handled: Result<&Response, &ApiError>) -> Result<(), ApiError> {
+    if handled.is_ok_and(|resp| resp.status().is_success()) {
         return Err(ApiError::with_message(
             ErrorCode::OperationTimedOut,
             "Operation could not be completed within the specified time.",
         ));
     }
-    Ok(resp)
+    Ok(())
 }

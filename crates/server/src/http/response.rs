@@ -12,7 +12,7 @@ use http::StatusCode;
 use std::borrow::Cow;
 
 /// Adds the headers common to every response.
-pub(super) fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
+pub(super) fn finish(resp: &mut Response, ctx: &RequestCtx) {
     // names and values built when compiled
     static X_MS_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
     const SERVER: HeaderValue = HeaderValue::from_static("aztable/0.1 Windows-Azure-Table/1.0");
@@ -34,7 +34,6 @@ pub(super) fn finish(mut resp: Response, ctx: &RequestCtx) -> Response {
     h.insert(http::header::SERVER, SERVER);
     h.insert(http::header::CACHE_CONTROL, NO_CACHE);
     h.insert(http::header::X_CONTENT_TYPE_OPTIONS, NOSNIFF);
-    resp
 }
 
 /// The `Date` header value for now (IMF-fixdate), formatted once per second per thread.

@@ -7,6 +7,7 @@ pub mod oauth;
 pub mod sas;
 mod shared_key;
 pub mod sign;
+mod signature;
 
 pub use accounts::{Account, Accounts, DEV_ACCOUNT, DEV_KEY};
 pub use sas::{authorize_sas, parse_sas, verify_sas, SasContext, SasGrant, SasToken};

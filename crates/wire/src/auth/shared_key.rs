@@ -23,8 +23,6 @@
 use super::sign::push_string_to_sign_head;
 use super::{Account, AuthError};
 use crate::endpoint::{split_at_byte, trim};
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use percent_encoding::{percent_decode_str, percent_encode, AsciiSet, CONTROLS, NON_ALPHANUMERIC};
 use std::borrow::Cow;
@@ -133,10 +131,7 @@ pub fn authenticate_signed(
 
     // A signature is 32 bytes; a longer one cannot match and is refused as a mismatch.
     let mut decoded = [0u8; 64];
-    let provided = match STANDARD.decode_slice(signature.as_bytes(), &mut decoded) {
-        Ok(n) if n > 0 => Some(&decoded[..n]),
-        _ => None,
-    };
+    let provided = super::signature::decode(signature.as_bytes(), &mut decoded);
     if let Some(provided) = provided {
         // Fast path: what the SDKs sign is the documented string; the lenient variants
         // below are built only when it does not match.
@@ -412,6 +407,8 @@ mod tests {
     use super::*;
     use crate::auth::{Accounts, DEV_ACCOUNT, DEV_KEY};
     use aztable_model::error::{ApiError, ErrorCode};
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
     use hmac::{Hmac, Mac};
     use http::HeaderValue;
     use sha2::Sha256;

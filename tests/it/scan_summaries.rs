@@ -1,7 +1,7 @@
-//! Scans that use a table's value summary (a filter requiring `P eq 'value'`) answer
-//! exactly what the table holds while rows are written between them: every needle
-//! written before a query is found, whichever run of rows it lands in, and pages follow
-//! continuations to the end.
+//! Scans that use a table's value summary (a filter requiring `P eq 'value'`, or
+//! comparisons joined by `and` and `or`) answer exactly what the table holds while rows
+//! are written between them: every match written before a query is found, whichever
+//! run of rows it lands in, and pages follow continuations to the end.
 
 use crate::common::{entity_path, TestServer};
 use serde_json::json;
@@ -9,15 +9,22 @@ use std::collections::BTreeSet;
 
 /// Every RowKey the filter `Tag eq '{tag}'` returns, following continuations.
 async fn needles(c: &crate::common::Client, table: &str, tag: &str) -> BTreeSet<String> {
-    let filter = format!("Tag%20eq%20'{tag}'");
+    let found = matching(c, table, &format!("Tag%20eq%20'{tag}'")).await;
+    assert!(found.iter().all(|e| e["Tag"] == tag), "{found:?}");
+    found.iter().map(|e| e["RowKey"].as_str().expect("RowKey").to_owned()).collect()
+}
+
+/// Every entity `filter` (URL-encoded) returns, following continuations.
+async fn matching(c: &crate::common::Client, table: &str, filter: &str) -> Vec<serde_json::Value> {
     let mut query = format!("$filter={filter}");
-    let mut found = BTreeSet::new();
+    let mut found: Vec<serde_json::Value> = Vec::new();
+    let mut keys = BTreeSet::new();
     for _ in 0..1000 {
         let r = c.send("GET", &format!("/{table}()?{query}"), &[], None).await;
         assert_eq!(r.status, 200, "{}", r.body);
         for e in r.json()["value"].as_array().expect("value") {
-            assert_eq!(e["Tag"], tag);
-            assert!(found.insert(e["RowKey"].as_str().expect("RowKey").to_owned()), "a row twice");
+            assert!(keys.insert(e["RowKey"].as_str().expect("RowKey").to_owned()), "a row twice");
+            found.push(e.clone());
         }
         match (r.header("x-ms-continuation-nextpartitionkey"), r.header("x-ms-continuation-nextrowkey")) {
             (Some(pk), Some(rk)) => query = format!("$filter={filter}&NextPartitionKey={pk}&NextRowKey={rk}"),
@@ -63,4 +70,61 @@ async fn needle_queries_see_every_write_between_them() {
     }
     assert_eq!(needles(&c, "summ", "needle").await, expected);
     assert!(needles(&c, "summ", "nowhere").await.is_empty());
+}
+
+/// An `or` of comparisons and a pair: the runs where no side can hold are skipped once
+/// the summary is built, and every write between queries is seen.
+#[tokio::test]
+async fn or_queries_see_every_write_between_them() {
+    let server = TestServer::start();
+    let c = server.client();
+    assert_eq!(c.create_table("sumor").await.status, 201);
+    let rows = 1200i64;
+    // RowKey -> (Count, Tag): the model
+    let mut model = std::collections::BTreeMap::new();
+    for i in 0..rows {
+        let rk = format!("r{i:05}");
+        let e = json!({"PartitionKey": "p", "RowKey": rk, "Count": i, "Tag": "hay"});
+        assert_eq!(c.insert("sumor", e).await.status, 201);
+        model.insert(rk, (i, "hay"));
+    }
+    let filter = "Count%20lt%203%20or%20Count%20gt%201195%20or%20Tag%20eq%20'needle'";
+    let expected = |model: &std::collections::BTreeMap<String, (i64, &str)>| -> BTreeSet<String> {
+        let hit = |&(n, tag): &(i64, &str)| !(3..=1195).contains(&n) || tag == "needle";
+        model.iter().filter(|(_, v)| hit(v)).map(|(k, _)| k.clone()).collect()
+    };
+    for round in 0..30i64 {
+        let found = matching(&c, "sumor", filter).await;
+        let keys: BTreeSet<String> =
+            found.iter().map(|e| e["RowKey"].as_str().expect("RowKey").to_owned()).collect();
+        assert_eq!(keys, expected(&model), "round {round}");
+        // a row in a middle run made to match by its Count, another by its Tag, and one
+        // that matched made not to
+        let rk = format!("r{:05}", (round * 389 + 17) % rows);
+        let put = json!({"PartitionKey": "p", "RowKey": rk, "Count": 5000 + round, "Tag": "hay"});
+        assert_eq!(
+            c.send("PUT", &entity_path("sumor", "p", &rk), &[], Some(&put.to_string())).await.status,
+            204
+        );
+        model.insert(rk, (5000 + round, "hay"));
+        let rk = format!("r{:05}", (round * 211 + 400) % rows);
+        let n = model[&rk].0;
+        let put = json!({"PartitionKey": "p", "RowKey": rk, "Count": n, "Tag": "needle"});
+        assert_eq!(
+            c.send("PUT", &entity_path("sumor", "p", &rk), &[], Some(&put.to_string())).await.status,
+            204
+        );
+        model.insert(rk, (n, "needle"));
+        if let Some(rk) = expected(&model).into_iter().nth(round as usize % 3) {
+            let put = json!({"PartitionKey": "p", "RowKey": rk, "Count": 600, "Tag": "hay"});
+            assert_eq!(
+                c.send("PUT", &entity_path("sumor", "p", &rk), &[], Some(&put.to_string())).await.status,
+                204
+            );
+            model.insert(rk, (600, "hay"));
+        }
+    }
+    let found = matching(&c, "sumor", filter).await;
+    assert_eq!(found.len(), expected(&model).len());
+    assert!(matching(&c, "sumor", "Count%20lt%20-1%20or%20Count%20gt%20100000").await.is_empty());
 }

@@ -16,7 +16,7 @@ mod entity;
 
 pub use entity::{
     decode_entity, decode_entity_view, decode_projection, encode_entity, head_values, heap_needed,
-    EncodedEntity, HeadNeedle,
+    string_in_head, EncodedEntity, HeadNeedle,
 };
 
 use super::StoreError;

@@ -16,9 +16,9 @@ use super::read::{decode_head, reread_torn};
 use super::skip::Summaries;
 use super::stripes::Stripes;
 use super::PartitionError;
-use aztable_model::{EdmRef, EdmValue, Entity, KeyBound, KeyRange, Row, Ticks};
+use aztable_model::{EdmRef, Entity, KeyBound, KeyRange, Row, Ticks};
 use aztable_store::{codec, keys, KvPair, Store, StoreError};
-use aztable_wire::filter::CmpOp;
+use aztable_wire::filter::Requirement;
 use std::sync::Arc;
 
 /// How long one page of a scan may run before it is cut with a continuation (the
@@ -61,18 +61,17 @@ pub struct Needs {
 
 impl Needs {
     /// What a filter reading `properties` (and the keys, when `keys`) needs, with
-    /// `required` its `P eq 'value'` pair and `comparisons` its `P op literal`s that every
-    /// matching row satisfies ([`aztable_wire::filter::Compiled`] finds both).
+    /// `required` its `P eq 'value'` pair among its top-level `and`s and `requirement`
+    /// what every matching row satisfies ([`aztable_wire::filter::Compiled`] finds both).
     pub fn new(
         properties: Vec<String>,
         keys: bool,
         required: Option<(&str, &str)>,
-        comparisons: &[(Option<&str>, CmpOp, &EdmValue)],
+        requirement: Option<&Requirement<'_>>,
     ) -> Needs {
         // (a value too long to be in a head is neither searched for nor summarized)
         let needle = required.and_then(|(_, value)| codec::HeadNeedle::new(value));
-        let required = required.filter(|_| needle.is_some());
-        Needs { properties, keys, required: needle, probe: super::skip::Probe::new(required, comparisons) }
+        Needs { properties, keys, required: needle, probe: super::skip::Probe::new(requirement) }
     }
 }
 

@@ -28,7 +28,7 @@
 use super::stripes::Stripes;
 use aztable_model::{EdmRef, EdmValue};
 use aztable_store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
-use aztable_wire::filter::CmpOp;
+use aztable_wire::filter::{CmpOp, Requirement};
 use foldhash::HashMap;
 use std::cmp::Ordering as Order;
 use std::hash::{BuildHasher, Hasher};
@@ -144,30 +144,44 @@ struct Bound {
 }
 
 /// What every row a scan keeps holds: a summary rules out blocks by it.
-#[derive(Debug, Clone, Default)]
-pub struct Probe {
-    /// The (name, value) pair of a required `P eq 'short string'`.
-    pair: Option<u64>,
-    bounds: Vec<Bound>,
+#[derive(Debug, Clone)]
+pub struct Probe(Test);
+
+/// A condition a block's records can rule out, or a join of such conditions.
+#[derive(Debug, Clone)]
+enum Test {
+    /// The (name, value) pair of a `P eq 'short string'`.
+    Pair(u64),
+    Bound(Bound),
+    All(Vec<Test>),
+    Any(Vec<Test>),
 }
 
 impl Probe {
-    /// From a filter's required `P eq 'value'` (`required`) and comparisons (`None` as
-    /// the name: Timestamp); `None` when there is nothing to probe.
-    pub fn new(
-        required: Option<(&str, &str)>,
-        comparisons: &[(Option<&str>, CmpOp, &EdmValue)],
-    ) -> Option<Probe> {
-        let pair = required.map(|(name, value)| pair_hash(name.as_bytes(), value.as_bytes()));
-        let bounds: Vec<Bound> = comparisons
-            .iter()
-            .filter(|(_, op, _)| *op != CmpOp::Ne)
-            .filter_map(|(name, op, value)| {
-                let name = name_hash(name.unwrap_or("").as_bytes());
-                Scalar::literal(value).map(|value| Bound { name, op: *op, value })
-            })
-            .collect();
-        (pair.is_some() || !bounds.is_empty()).then_some(Probe { pair, bounds })
+    /// From what every row a filter matches satisfies ([`Requirement`]); `None` when
+    /// nothing of it can rule a block out.
+    pub fn new(requirement: Option<&Requirement<'_>>) -> Option<Probe> {
+        requirement.and_then(test).map(Probe)
+    }
+}
+
+/// A requirement's test: a part no summary records (a String that may be kept in the
+/// heap, a literal without a summarized type) can hold anywhere, so it drops out of an
+/// `All` and leaves an `Any` nothing to rule out.
+fn test(requirement: &Requirement<'_>) -> Option<Test> {
+    match requirement {
+        Requirement::Equals { name, value } => {
+            codec::string_in_head(value).then(|| Test::Pair(pair_hash(name.as_bytes(), value.as_bytes())))
+        }
+        Requirement::Compares { name, op, value } => {
+            let value = Scalar::literal(value).filter(|_| *op != CmpOp::Ne)?;
+            Some(Test::Bound(Bound { name: name_hash(name.unwrap_or("").as_bytes()), op: *op, value }))
+        }
+        Requirement::All(parts) => {
+            let tests: Vec<Test> = parts.iter().filter_map(test).collect();
+            (!tests.is_empty()).then_some(Test::All(tests))
+        }
+        Requirement::Any(parts) => parts.iter().map(test).collect::<Option<Vec<_>>>().map(Test::Any),
     }
 }
 
@@ -304,8 +318,16 @@ impl Block {
 
     /// Whether some row of the block can satisfy `probe`.
     fn may_hold(&self, probe: &Probe) -> bool {
-        probe.pair.is_none_or(|p| self.bloom.may_hold(p))
-            && probe.bounds.iter().all(|b| self.spans.may_satisfy(b))
+        self.may_pass(&probe.0)
+    }
+
+    fn may_pass(&self, test: &Test) -> bool {
+        match test {
+            Test::Pair(pair) => self.bloom.may_hold(*pair),
+            Test::Bound(bound) => self.spans.may_satisfy(bound),
+            Test::All(tests) => tests.iter().all(|t| self.may_pass(t)),
+            Test::Any(tests) => tests.iter().any(|t| self.may_pass(t)),
+        }
     }
 
     /// Whether the filter has taken in so many new pairs beyond its size that it

@@ -6,6 +6,7 @@ use super::skip::BLOCK_ROWS;
 use super::*;
 use aztable_model::{EdmRef, EdmValue, Entity, KeyRange, Ticks};
 use aztable_store::mem::MemStore;
+use aztable_wire::filter::Requirement;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -104,7 +105,8 @@ fn scan_all(
 
 /// Every (PartitionKey, RowKey) whose Tag is `tag`, with the rows the pages skipped.
 fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String, String)>, u64) {
-    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)), &[]);
+    let requirement = Requirement::Equals { name: "Tag", value: tag };
+    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)), Some(&requirement));
     assert!(needs.probe.is_some());
     scan_all(
         p,
@@ -123,7 +125,7 @@ fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Ve
         compiled.names().to_vec(),
         compiled.reads_keys(),
         compiled.required_property(),
-        &compiled.required_comparisons(),
+        compiled.requirement().as_ref(),
     );
     scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0
 }
@@ -178,8 +180,16 @@ fn values() -> impl Strategy<Value = Values> {
         .prop_map(|(tag, count, ratio, when, ticks)| Values { tag, count, ratio, when, ticks })
 }
 
-const FILTERS: [&str; 14] = [
+const FILTERS: [&str; 22] = [
     "Tag eq 'needle'",
+    "Count lt 0 or Count gt 45",
+    "Tag eq 'needle' or Count eq 25",
+    "Tag eq 'needle' or Ratio gt 9.0",
+    "(Count lt 3 or Count gt 55L) and Tag eq 'straw'",
+    "Count lt 2 or Tag ne 'needle'",
+    "not (Count lt 3 or Count gt 10)",
+    "Ratio lt 0.5 or Timestamp lt datetime'2024-01-01T00:00:00.0000050Z' or When eq 'x'",
+    "(Tag eq 'needle' and Count lt 10) or (Tag eq 'straw' and Count ge 40)",
     "Tag eq 'straw' and Count lt 3",
     "Count lt 0",
     "Count ge 49",
@@ -297,7 +307,7 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
             compiled.names().to_vec(),
             false,
             compiled.required_property(),
-            &compiled.required_comparisons(),
+            compiled.requirement().as_ref(),
         );
         let all = KeyRange::unbounded();
         let scan = Scan {
@@ -321,6 +331,15 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
     assert_eq!(skipped("Timestamp lt datetime'2024-01-01T00:00:00.0000010Z'"), (10, 9 * block));
     // ne rules nothing out
     assert_eq!(skipped("Count ne 5"), (rows as usize - 1, 0));
+    // an `or` rules out the runs where neither side can hold
+    assert_eq!(skipped("Count lt 0 or Count gt 1000000"), (0, 10 * block));
+    assert_eq!(
+        skipped(&format!("Count lt 3 or Count ge {}", 9 * BLOCK_ROWS)),
+        (BLOCK_ROWS as usize + 3, 8 * block)
+    );
+    // ... and none where one side rules nothing out
+    assert_eq!(skipped("Count lt 0 or Count ne 5"), (rows as usize - 1, 0));
+    assert_eq!(skipped("not (Count ge 0)"), (0, 0));
 }
 
 #[test]

@@ -282,7 +282,7 @@ fn query_page(
     // the filter reads only these properties: rows it rejects are never fully decoded
     let compiled = q.filter.as_ref().map(filter::Compiled::new);
     let needs = compiled.as_ref().map(|f| {
-        Needs::new(f.names().to_vec(), f.reads_keys(), f.required_property(), &f.required_comparisons())
+        Needs::new(f.names().to_vec(), f.reads_keys(), f.required_property(), f.requirement().as_ref())
     });
     let started = std::time::Instant::now();
     let mut page = EntityPage { kind, ..EntityPage::default() };

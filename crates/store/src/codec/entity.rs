@@ -45,6 +45,12 @@ pub struct EncodedEntity {
     pub heap: Option<Vec<u8>>,
 }
 
+/// Whether a String property holding `value` is always kept in its entity's head (a
+/// longer one goes to the heap).
+pub fn string_in_head(value: &str) -> bool {
+    value.len() <= MAX_INLINE
+}
+
 fn is_long(v: &EdmValue) -> bool {
     match v {
         EdmValue::String(s) => s.len() > MAX_INLINE,
@@ -489,7 +495,7 @@ pub struct HeadNeedle {
 impl HeadNeedle {
     /// `None` for a value too long to be sure to be in the head.
     pub fn new(value: &str) -> Option<HeadNeedle> {
-        (value.len() <= MAX_INLINE)
+        string_in_head(value)
             .then(|| HeadNeedle { finder: memchr::memmem::Finder::new(value.as_bytes()).into_owned() })
     }
 

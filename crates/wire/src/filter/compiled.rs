@@ -15,6 +15,69 @@ pub struct Compiled {
     reads_keys: bool,
 }
 
+/// What every matching row satisfies ([`Compiled::requirement`]): the conditions a
+/// table's value summary records, joined as in the filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Requirement<'a> {
+    /// The custom property `name` holds the String `value`.
+    Equals { name: &'a str, value: &'a str },
+    /// The property `name` (`None`: Timestamp) holds a value of `value`'s type that
+    /// compares with it as `op` asks.
+    Compares { name: Option<&'a str>, op: CmpOp, value: &'a EdmValue },
+    /// Every one of these holds.
+    All(Vec<Requirement<'a>>),
+    /// At least one of these holds.
+    Any(Vec<Requirement<'a>>),
+}
+
+impl<'a> Requirement<'a> {
+    /// `self` and `other` together (`Any` when `any`), nested joins of the same kind
+    /// flattened.
+    fn join(self, other: Requirement<'a>, any: bool) -> Requirement<'a> {
+        let mut parts = Vec::new();
+        for part in [self, other] {
+            match (part, any) {
+                (Requirement::Any(inner), true) | (Requirement::All(inner), false) => parts.extend(inner),
+                (part, _) => parts.push(part),
+            }
+        }
+        if any {
+            Requirement::Any(parts)
+        } else {
+            Requirement::All(parts)
+        }
+    }
+}
+
+fn requirement<'n>(node: &'n Node, names: &'n [String]) -> Option<Requirement<'n>> {
+    let dated = |v: &EdmValue| matches!(v, EdmValue::DateTime(_));
+    match node {
+        Node::StrEq { at: Operand::Custom(i), negated: false, value } => {
+            Some(Requirement::Equals { name: names.get(*i)?, value })
+        }
+        Node::Compare { at, op, value }
+            if *op != CmpOp::Ne
+                && matches!(
+                    value,
+                    EdmValue::Int32(_) | EdmValue::Int64(_) | EdmValue::Double(_) | EdmValue::DateTime(_)
+                ) =>
+        {
+            let name = match at {
+                Operand::Custom(i) => Some(names.get(*i)?.as_str()),
+                Operand::Timestamp if dated(value) => None,
+                _ => return None,
+            };
+            Some(Requirement::Compares { name, op: *op, value })
+        }
+        Node::And(a, b) => match (requirement(a, names), requirement(b, names)) {
+            (Some(a), Some(b)) => Some(a.join(b, false)),
+            (one, None) | (None, one) => one,
+        },
+        Node::Or(a, b) => Some(requirement(a, names)?.join(requirement(b, names)?, true)),
+        _ => None,
+    }
+}
+
 /// What a comparison or bare property reads.
 #[derive(Debug, Clone, Copy)]
 enum Operand {
@@ -93,50 +156,16 @@ impl Compiled {
         Some((self.names.get(i)?.as_str(), value))
     }
 
-    /// The comparisons every matching row satisfies: `P op literal` among the filter's
-    /// top-level `and`s with `op` one of `eq`, `lt`, `le`, `gt`, `ge` and a literal of
-    /// a number or date type, `P` a custom property (`Some(name)`) or Timestamp
-    /// (`None`). Such a comparison is true only for a row holding `P` with the literal's
-    /// own type, ordered as the operator asks.
-    pub fn required_comparisons(&self) -> Vec<(Option<&str>, CmpOp, &EdmValue)> {
-        fn walk<'n>(
-            node: &'n Node,
-            names: &'n [String],
-            out: &mut Vec<(Option<&'n str>, CmpOp, &'n EdmValue)>,
-        ) {
-            match node {
-                Node::Compare { at, op, value }
-                    if *op != CmpOp::Ne
-                        && matches!(
-                            value,
-                            EdmValue::Int32(_)
-                                | EdmValue::Int64(_)
-                                | EdmValue::Double(_)
-                                | EdmValue::DateTime(_)
-                        ) =>
-                {
-                    match at {
-                        Operand::Custom(i) => {
-                            if let Some(name) = names.get(*i) {
-                                out.push((Some(name.as_str()), *op, value));
-                            }
-                        }
-                        Operand::Timestamp if matches!(value, EdmValue::DateTime(_)) => {
-                            out.push((None, *op, value))
-                        }
-                        _ => {}
-                    }
-                }
-                Node::And(a, b) => {
-                    walk(a, names, out);
-                    walk(b, names, out);
-                }
-                _ => {}
-            }
-        }
-        let mut out = Vec::new();
-        walk(&self.root, &self.names, &mut out);
-        out
+    /// What every row the filter matches satisfies, as far as a table's value summary
+    /// can tell: its `P eq 'string'`s (`P` a custom property) and its `P op literal`s
+    /// (`op` one of `eq`, `lt`, `le`, `gt`, `ge`; a number or date literal; `P` a custom
+    /// property or Timestamp), joined as the filter joins them with `and` and `or`. A
+    /// part that says nothing of the sort (`ne`, `not`, the keys, a bare property, a
+    /// string ordered with `lt`) drops out of an `and` and makes an `or` say nothing;
+    /// `None` when nothing is left. Each comparison is true only for a row holding `P`
+    /// with the literal's own type, ordered as the operator asks.
+    pub fn requirement(&self) -> Option<Requirement<'_>> {
+        requirement(&self.root, &self.names)
     }
 
     /// Whether `row` matches.
@@ -220,23 +249,6 @@ mod tests {
             Some(("Tag".into(), "longer".into()))
         );
         assert_eq!(property("B gt 1 and A eq 'x'"), Some(("A".into(), "x".into())));
-        let compared = |f: &str| {
-            let c = Compiled::new(&parse(f).expect("parses"));
-            c.required_comparisons()
-                .iter()
-                .map(|(n, op, v)| format!("{n:?} {op:?} {v:?}"))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            compared("A lt 5 and (B ge 2.5 and Timestamp gt datetime'2024-01-01T00:00:00Z') and C eq 'x'")
-                .len(),
-            3
-        );
-        for none in
-            ["A ne 5", "A lt 5 or B gt 1", "not (A lt 5)", "A eq true", "A lt 'x'", "PartitionKey gt 'a'"]
-        {
-            assert!(compared(none).is_empty(), "{none}");
-        }
         for none in [
             "Tag ne 'needle'",
             "Tag eq 'needle' or B eq 'x'",
@@ -246,6 +258,62 @@ mod tests {
             "Tag gt 'needle'",
         ] {
             assert_eq!(required(none), None, "{none}");
+        }
+    }
+
+    /// The requirement's shape, written out: `P=v` for an Equals, `P op v` for a
+    /// Compares (`ts` for Timestamp), `all(..)` and `any(..)`.
+    fn shape(f: &str) -> Option<String> {
+        use super::Requirement;
+        fn show(r: &Requirement<'_>) -> String {
+            let list = |rs: &[Requirement<'_>]| rs.iter().map(show).collect::<Vec<_>>().join(", ");
+            match r {
+                Requirement::Equals { name, value } => format!("{name}={value}"),
+                Requirement::Compares { name, op, value } => {
+                    format!("{} {op:?} {value:?}", name.unwrap_or("ts"))
+                }
+                Requirement::All(rs) => format!("all({})", list(rs)),
+                Requirement::Any(rs) => format!("any({})", list(rs)),
+            }
+        }
+        Compiled::new(&parse(f).expect("parses")).requirement().as_ref().map(show)
+    }
+
+    #[test]
+    fn requirements_follow_the_filters_ands_and_ors() {
+        assert_eq!(shape("Tag eq 'needle'").as_deref(), Some("Tag=needle"));
+        assert_eq!(shape("A lt 5").as_deref(), Some("A Lt Int32(5)"));
+        assert_eq!(
+            shape("A lt 5 and (B ge 2.5 and Timestamp gt datetime'2024-01-01T00:00:00Z') and C eq 'x'")
+                .as_deref(),
+            Some("all(A Lt Int32(5), B Ge Double(2.5), ts Gt DateTime(Ticks(638396640000000000)), C=x)")
+        );
+        assert_eq!(shape("A lt 0 or A gt 100").as_deref(), Some("any(A Lt Int32(0), A Gt Int32(100))"));
+        assert_eq!(
+            shape("(A lt 0 or A gt 100 or T eq 'x') and B eq 'y'").as_deref(),
+            Some("all(any(A Lt Int32(0), A Gt Int32(100), T=x), B=y)")
+        );
+        // a part that says nothing drops out of an `and`
+        assert_eq!(shape("A ne 5 and B eq 'y'").as_deref(), Some("B=y"));
+        assert_eq!(shape("(A lt 0 or C ne 1) and B eq 'y'").as_deref(), Some("B=y"));
+        assert_eq!(shape("PartitionKey eq 'p' and A ge 2L").as_deref(), Some("A Ge Int64(2)"));
+        // ... and makes an `or` say nothing
+        for none in [
+            "A ne 5",
+            "A lt 5 or B ne 1",
+            "not (A lt 5)",
+            "not (A lt 5 or A gt 9)",
+            "A eq true",
+            "A lt 'x'",
+            "Tag ne 'needle'",
+            "PartitionKey gt 'a'",
+            "Timestamp gt 5",
+            "IsActive",
+            "true",
+            "A eq guid'00000000-0000-0000-0000-000000000000'",
+            "Tag eq 'needle' or PartitionKey eq 'p'",
+        ] {
+            assert_eq!(shape(none), None, "{none}");
         }
     }
 }

@@ -26,7 +26,7 @@ pub mod plan;
 mod tests;
 
 pub use ast::{CmpOp, Expr};
-pub use compiled::Compiled;
+pub use compiled::{Compiled, Requirement};
 pub use error::FilterError;
 pub use eval::{eval, eval_row, eval_table_name};
 pub use parser::{parse, MAX_COMPARISONS, MAX_DEPTH};

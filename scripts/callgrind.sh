@@ -15,7 +15,7 @@
 #   callgrind_annotate $OUT/aztable.filtered-scan.out | head -60   # where they go
 #
 # Scenarios: point-read, insert (insert-many-partitions), batch-insert, filtered-scan
-# (20,000 entities, `Tag eq 'needle'`), filtered-walk (`Count lt 0 or Count gt 1000000`:
+# (20,000 entities, `Tag eq 'needle'`), filtered-walk (`not (Count ge 0 and Count le 1000000)`:
 # every row read),
 # range-query (10 rows). N (operations; a
 # filtered-scan operation is a full pass), PRELOAD, CONNECTIONS (1), WARMUP, BIN, OUT.

@@ -161,9 +161,10 @@ pub(crate) const DEFAULT_PRELOAD: u64 = 10_000;
 pub(crate) const DEFAULT_SCAN_PRELOAD: u64 = 200_000;
 
 /// A filter no preloaded entity matches (`Count` is below 1,000,000 and never negative)
-/// and no value summary narrows (an `or`: no comparison is required of every match):
-/// the server has to examine every row, and a page comes back empty, cut by its budget.
-const NOTHING_FILTER: &str = "Count lt 0 or Count gt 1000000";
+/// and no value summary narrows (a `not`: a row without `Count` would match, so nothing
+/// is required of every match): the server has to examine every row, and a page comes
+/// back empty, cut by its budget.
+const NOTHING_FILTER: &str = "not (Count ge 0 and Count le 1000000)";
 
 struct Ctx {
     target: Arc<Target>,

@@ -61,16 +61,14 @@ pub struct Needs {
 
 impl Needs {
     /// What a filter reading `properties` (and the keys, when `keys`) needs, with
-    /// `required` its `P eq 'value'` pair among its top-level `and`s and `requirement`
-    /// what every matching row satisfies ([`aztable_wire::filter::Compiled`] finds both).
-    pub fn new(
-        properties: Vec<String>,
-        keys: bool,
-        required: Option<(&str, &str)>,
-        requirement: Option<&Requirement<'_>>,
-    ) -> Needs {
+    /// `requirement` what every matching row satisfies
+    /// ([`aztable_wire::filter::Compiled::requirement`]): its required `P eq 'value'` is
+    /// searched for in heads, and the whole of it probes the table's value summary.
+    pub fn new(properties: Vec<String>, keys: bool, requirement: Option<&Requirement<'_>>) -> Needs {
         // (a value too long to be in a head is neither searched for nor summarized)
-        let needle = required.and_then(|(_, value)| codec::HeadNeedle::new(value));
+        let needle = requirement
+            .and_then(Requirement::required_equals)
+            .and_then(|(_, value)| codec::HeadNeedle::new(value));
         Needs { properties, keys, required: needle, probe: super::skip::Probe::new(requirement) }
     }
 }

@@ -106,7 +106,7 @@ fn scan_all(
 /// Every (PartitionKey, RowKey) whose Tag is `tag`, with the rows the pages skipped.
 fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String, String)>, u64) {
     let requirement = Requirement::Equals { name: "Tag", value: tag };
-    let needs = Needs::new(vec!["Tag".into()], false, Some(("Tag", tag)), Some(&requirement));
+    let needs = Needs::new(vec!["Tag".into()], false, Some(&requirement));
     assert!(needs.probe.is_some());
     scan_all(
         p,
@@ -121,12 +121,7 @@ fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String
 /// filter's needs and probe).
 fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Vec<(String, String)> {
     let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).expect("parses"));
-    let needs = Needs::new(
-        compiled.names().to_vec(),
-        compiled.reads_keys(),
-        compiled.required_property(),
-        compiled.requirement().as_ref(),
-    );
+    let needs = Needs::new(compiled.names().to_vec(), compiled.reads_keys(), compiled.requirement().as_ref());
     scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0
 }
 
@@ -303,12 +298,7 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
     summarize(&p);
     let skipped = |filter: &str| {
         let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).unwrap());
-        let needs = Needs::new(
-            compiled.names().to_vec(),
-            false,
-            compiled.required_property(),
-            compiled.requirement().as_ref(),
-        );
+        let needs = Needs::new(compiled.names().to_vec(), false, compiled.requirement().as_ref());
         let all = KeyRange::unbounded();
         let scan = Scan {
             account: "a",

@@ -402,7 +402,7 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                         }
                         // a filter on the keys only: heaps from the cursor too
                         4 => {
-                            let needs = Needs::new(Vec::new(), true, None, None);
+                            let needs = Needs::new(Vec::new(), true, None);
                             let all = KeyRange::unbounded();
                             p.scans()
                                 .scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {
@@ -413,7 +413,7 @@ fn reads_never_mix_heads_and_heaps_of_different_writes() {
                         }
                         n => {
                             let props = if n == 1 { vec!["big".to_owned()] } else { vec!["n".to_owned()] };
-                            let needs = Needs::new(props, true, None, None);
+                            let needs = Needs::new(props, true, None);
                             let all = KeyRange::unbounded();
                             p.scans()
                                 .scan_entities(&scan(&all, None, 10, 100, Some(&needs)), |row| {

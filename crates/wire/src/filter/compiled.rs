@@ -31,6 +31,24 @@ pub enum Requirement<'a> {
 }
 
 impl<'a> Requirement<'a> {
+    /// The longest (the first of them) `P eq 'value'` every match holds: this one, or
+    /// one of an `All`'s parts (the filter's top-level `and`s), as (name, value).
+    pub fn required_equals(&self) -> Option<(&'a str, &'a str)> {
+        let equals = |r: &Requirement<'a>| match r {
+            Requirement::Equals { name, value } => Some((*name, *value)),
+            _ => None,
+        };
+        match self {
+            Requirement::All(parts) => {
+                parts.iter().filter_map(equals).fold(None, |best, (name, value)| match best {
+                    Some((_, b)) if b.len() >= value.len() => best,
+                    _ => Some((name, value)),
+                })
+            }
+            one => equals(one),
+        }
+    }
+
     /// `self` and `other` together (`Any` when `any`), nested joins of the same kind
     /// flattened.
     fn join(self, other: Requirement<'a>, any: bool) -> Requirement<'a> {
@@ -136,24 +154,7 @@ impl Compiled {
     /// [`Compiled::required_string`] with the property `P` that must hold it: (name,
     /// value).
     pub fn required_property(&self) -> Option<(&str, &str)> {
-        fn walk<'n>(node: &'n Node, best: &mut Option<(usize, &'n str)>) {
-            match node {
-                Node::StrEq { at: Operand::Custom(i), negated: false, value }
-                    if best.is_none_or(|(_, b)| b.len() < value.len()) =>
-                {
-                    *best = Some((*i, value));
-                }
-                Node::And(a, b) => {
-                    walk(a, best);
-                    walk(b, best);
-                }
-                _ => {}
-            }
-        }
-        let mut best = None;
-        walk(&self.root, &mut best);
-        let (i, value) = best?;
-        Some((self.names.get(i)?.as_str(), value))
+        self.requirement()?.required_equals()
     }
 
     /// What every row the filter matches satisfies, as far as a table's value summary

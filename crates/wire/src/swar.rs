@@ -3,7 +3,8 @@
 //! change-set headers: a byte loop, or memchr's set-up on short text, cost more.
 //!
 //! Each `*_bits` function sets the high bit of the bytes it finds; a byte after a hit
-//! may be marked too, so the result is exact for "is there any", not for "where".
+//! may be marked too, but never one before the first: [`first`] of the result is exact,
+//! and so is "is there any".
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -22,6 +23,13 @@ pub(crate) fn below_bits(w: u64, n: u8) -> u64 {
 /// The eight bytes at the start of `word` (a chunk of exactly eight).
 pub(crate) fn word(word: &[u8]) -> u64 {
     u64::from_le_bytes(word.try_into().unwrap_or_default())
+}
+
+/// The index (0 to 7, in memory order) of the lowest byte marked in `bits`, which is
+/// not zero: the first byte found. Exact, since a mark can only be wrong above a true
+/// one (the borrow that makes it starts at a byte that was found).
+pub(crate) fn first(bits: u64) -> usize {
+    (bits.trailing_zeros() / 8) as usize
 }
 
 /// Whether any byte of `bytes` is found by `bits` (eight at a time, with no early exit,
@@ -52,6 +60,18 @@ mod tests {
                 let found = any(&bytes, |w| eq_bits(w, b'\n'), |x| x == b'\n');
                 assert_eq!(found, b == b'\n', "{b:#x} at {at}");
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The first marked byte is the first byte a byte loop finds, whatever follows
+        /// it (bytes after a hit are where false marks live).
+        #[test]
+        fn the_first_mark_is_the_first_hit(bytes in proptest::array::uniform8(proptest::prelude::any::<u8>())) {
+            let w = word(&bytes);
+            let marks = eq_bits(w, b'"') | eq_bits(w, b'\\') | below_bits(w, 0x20);
+            let hit = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            proptest::prop_assert_eq!((marks != 0).then(|| first(marks)), hit);
         }
     }
 }

@@ -132,21 +132,36 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Bytes of a string read eight at a time before the rest of a long one goes to memchr.
+const WORD_SCAN_BYTES: usize = 32;
+
 /// The length of the leading run of `bytes` holding no `"`, `\` or control character
-/// (below 0x20). Names and short values end within a few bytes, found byte by byte; a
-/// longer string's end is found by memchr, then checked for control characters in one
-/// pass the compiler vectorizes.
+/// (below 0x20). Names and short values end within a few words, found eight bytes at a
+/// time (a byte loop cost ~7 instructions a byte, and an entity has some twenty such
+/// strings); a longer string's end is found by memchr, then checked for control
+/// characters in one pass the compiler vectorizes.
 fn plain_run(bytes: &[u8]) -> usize {
+    use crate::swar::{below_bits, eq_bits, first, word};
     let stop = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
-    let head = bytes.len().min(24);
-    if let Some(i) = bytes[..head].iter().position(|&b| stop(b)) {
-        return i;
+    let head = bytes.len().min(WORD_SCAN_BYTES);
+    let mut at = 0;
+    while at + 8 <= head {
+        let w = word(&bytes[at..at + 8]);
+        let marks = eq_bits(w, b'"') | eq_bits(w, b'\\') | below_bits(w, 0x20);
+        if marks != 0 {
+            return at + first(marks);
+        }
+        at += 8;
     }
-    let end = head + memchr::memchr2(b'"', b'\\', &bytes[head..]).unwrap_or(bytes.len() - head);
-    let between = &bytes[head..end];
+    if at < WORD_SCAN_BYTES {
+        // a short body's last few bytes
+        return at + bytes[at..].iter().position(|&b| stop(b)).unwrap_or(bytes.len() - at);
+    }
+    let end = at + memchr::memchr2(b'"', b'\\', &bytes[at..]).unwrap_or(bytes.len() - at);
+    let between = &bytes[at..end];
     match has_control(between) {
         false => end,
-        true => head + between.iter().position(|&b| b < 0x20).unwrap_or(0),
+        true => at + between.iter().position(|&b| b < 0x20).unwrap_or(0),
     }
 }
 

@@ -135,7 +135,7 @@ impl Answers {
             Some((ops, no_content)) => as_parts(change_set(ops, no_content, &self.entity)),
             None => as_parts(write_query(&OpResult {
                 status: 200,
-                headers: vec![("Content-Type".into(), JSON.into())],
+                headers: vec![("Content-Type", JSON.into())],
                 body: self.entity.to_vec(),
             })),
         };
@@ -149,15 +149,15 @@ fn change_set(ops: usize, no_content: bool, entity: &[u8]) -> (String, Vec<u8>) 
         OpResult {
             status: 204,
             headers: vec![
-                ("Preference-Applied".into(), "return-no-content".into()),
-                ("DataServiceVersion".into(), "3.0;".into()),
+                ("Preference-Applied", "return-no-content".into()),
+                ("DataServiceVersion", "3.0;".into()),
             ],
             body: Vec::new(),
         }
     } else {
         OpResult {
             status: 201,
-            headers: vec![("Content-Type".into(), JSON.into()), ("DataServiceVersion".into(), "3.0;".into())],
+            headers: vec![("Content-Type", JSON.into()), ("DataServiceVersion", "3.0;".into())],
             body: entity.to_vec(),
         }
     };

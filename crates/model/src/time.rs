@@ -168,12 +168,13 @@ impl Ticks {
         let mut out = String::with_capacity(48);
         out.push_str("W/\"datetime'");
         let (buf, len) = self.rfc3339_bytes(true);
-        for &b in &buf[..len] {
-            if b == b':' {
+        // the two colons, at their fixed places, percent-encoded; the rest copied whole
+        let (hour, minute, rest) = (&buf[..13], &buf[14..16], &buf[17..len]);
+        for (i, piece) in [hour, minute, rest].into_iter().enumerate() {
+            if i > 0 {
                 out.push_str("%3A");
-            } else {
-                out.push(char::from(b));
             }
+            out.push_str(std::str::from_utf8(piece).unwrap_or_default());
         }
         out.push_str("'\"");
         out
@@ -386,6 +387,17 @@ mod tests {
     fn etag_format() {
         let t = Ticks::parse("2020-10-09T17:00:02.492365Z").unwrap();
         assert_eq!(t.etag(), "W/\"datetime'2020-10-09T17%3A00%3A02.4923650Z'\"");
+    }
+
+    proptest::proptest! {
+        /// The ETag is the full RFC 3339 form with each colon percent-encoded, over the
+        /// whole range of EDM dates.
+        #[test]
+        fn etags_encode_the_colons_of_the_full_form(t in 0..=MAX_EDM_DATETIME.0) {
+            let t = Ticks(t);
+            let expected = format!("W/\"datetime'{}'\"", t.to_rfc3339_7().replace(':', "%3A"));
+            proptest::prop_assert_eq!(t.etag(), expected);
+        }
     }
 
     #[test]

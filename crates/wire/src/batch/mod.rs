@@ -55,4 +55,4 @@ pub use parse::{parse, BatchKind, BatchOp, BatchRequest, Limits};
 pub use respond::{
     changeset_error_part, entity_part, op_error_part, parse_error_part, written_part, ErrorStamp,
 };
-pub use write::{reason_phrase, write_failure, write_query, write_success, OpResult};
+pub use write::{reason_phrase, write_failure, write_query, write_success, OpResult, PartHeader};

@@ -413,7 +413,7 @@ fn changeset_error_part_of_an_insert_with_prefer() {
     let req = p(CT, &changeset(&[with, insert("t", 3), update])).unwrap();
     let stamp = ErrorStamp { request_id: "id", time: "2024-02-26T20:27:45.3717695Z", xml: false };
     let err = ApiError::new(ErrorCode::EntityAlreadyExists);
-    let names = |i: usize| -> Vec<String> {
+    let names = |i: usize| -> Vec<&str> {
         changeset_error_part(&stamp, &OpReply::of(&req.ops[i], false), &err)
             .headers
             .into_iter()
@@ -435,6 +435,6 @@ fn changeset_error_part_of_an_insert_with_prefer() {
     assert_eq!(part.status, 409);
     assert!(String::from_utf8(part.body).unwrap().contains("\"0:The specified entity already exists."));
     for i in [1, 2] {
-        assert!(!names(i).iter().any(|n| n == "Preference-Applied"), "op {i}: {:?}", names(i));
+        assert!(!names(i).contains(&"Preference-Applied"), "op {i}: {:?}", names(i));
     }
 }

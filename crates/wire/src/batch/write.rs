@@ -23,11 +23,18 @@
 //! headers in order, a blank line, the body. No `Content-Length` is added (the service
 //! sends none inside parts). CR and LF inside header names or values become spaces.
 
+use std::borrow::Cow;
+
+/// One header of a part: its name (one of the service's, so a constant) and its value,
+/// borrowed when it is a constant too. A change set of 100 inserts writes some 800 of
+/// them, and allocating each name and value was a tenth of its answer's cost.
+pub type PartHeader = (&'static str, Cow<'static, str>);
+
 /// The outcome of one operation, as it goes into its part.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct OpResult {
     pub status: u16,
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<PartHeader>,
     pub body: Vec<u8>,
 }
 

@@ -21,7 +21,8 @@
 //! status with `HTTP/1.1 (\d+)`; Python parses each part with `http.client`. Each part
 //! is written exactly as given: status line, `Content-ID` (when given), the result's
 //! headers in order, a blank line, the body. No `Content-Length` is added (the service
-//! sends none inside parts). CR and LF inside header names or values become spaces.
+//! sends none inside parts). CR and LF inside a `Content-ID` or a header value made
+//! from the request become spaces (names and borrowed values are constants).
 
 use std::borrow::Cow;
 
@@ -124,7 +125,15 @@ fn push_part(out: &mut Vec<u8>, content_id: Option<&str>, result: &OpResult) {
         push_header(out, "Content-ID", id);
     }
     for (name, value) in &result.headers {
-        push_header(out, name, value);
+        // names and borrowed values are the service's constants; a value made from the
+        // request (a URL with its keys, an ETag) is cleaned
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        match value {
+            Cow::Borrowed(constant) => out.extend_from_slice(constant.as_bytes()),
+            Cow::Owned(made) => push_clean(out, made),
+        }
+        out.extend_from_slice(CRLF.as_bytes());
     }
     out.extend_from_slice(CRLF.as_bytes());
     out.extend_from_slice(&result.body);

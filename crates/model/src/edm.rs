@@ -149,6 +149,15 @@ impl EdmValue {
         }
     }
 
+    /// An upper bound of [`EdmValue::stored_size`] found without reading a string: a
+    /// string has no more UTF-16 units than UTF-8 bytes.
+    pub fn stored_size_bound(&self) -> usize {
+        match self {
+            EdmValue::String(s) => s.len() * 2,
+            _ => self.stored_size(),
+        }
+    }
+
     /// Returns the size the service charges against the 1 MiB entity limit
     /// (strings count as UTF-16, two bytes a code unit).
     pub fn stored_size(&self) -> usize {

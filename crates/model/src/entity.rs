@@ -27,6 +27,21 @@ pub fn data_size(partition_key: &str, row_key: &str, properties: &[(String, EdmV
         + properties.iter().map(|(n, v)| utf16(n) + v.stored_size()).sum::<usize>()
 }
 
+/// Whether [`data_size`] is over `limit`. The exact size (which reads every string to
+/// count its UTF-16 units) is only counted when an upper bound, each string's UTF-8
+/// length, is over the limit: nearly every entity is far under it.
+pub fn data_size_over(
+    partition_key: &str,
+    row_key: &str,
+    properties: &[(String, EdmValue)],
+    limit: usize,
+) -> bool {
+    let bound = (partition_key.len() + row_key.len()) * 2
+        + 8
+        + properties.iter().map(|(n, v)| n.len() * 2 + v.stored_size_bound()).sum::<usize>();
+    bound > limit && data_size(partition_key, row_key, properties) > limit
+}
+
 impl Entity {
     /// Returns a custom property by name.
     pub fn get(&self, name: &str) -> Option<&EdmValue> {
@@ -123,6 +138,41 @@ impl EntityView<'_> {
             row_key: self.row_key.to_owned(),
             timestamp: self.timestamp,
             properties: self.properties.iter().map(|(n, v)| ((*n).to_owned(), v.to_owned_value())).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value() -> impl proptest::strategy::Strategy<Value = EdmValue> {
+        use proptest::prelude::*;
+        prop_oneof![
+            any::<String>().prop_map(EdmValue::String),
+            "[a-z\u{e9}\u{1F600}]{0,40}".prop_map(EdmValue::String),
+            any::<i32>().prop_map(EdmValue::Int32),
+            any::<bool>().prop_map(EdmValue::Boolean),
+            proptest::collection::vec(any::<u8>(), 0..40).prop_map(EdmValue::Binary),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The bound is never under the size, and the limit check answers as the exact
+        /// size does, for limits around it.
+        #[test]
+        fn the_size_check_agrees_with_the_exact_size(
+            pk in "\\PC{0,12}",
+            rk in "\\PC{0,12}",
+            properties in proptest::collection::vec(("[A-Za-z_\u{e9}]{1,8}", value()), 0..6),
+            slack in -40i64..40,
+        ) {
+            let exact = data_size(&pk, &rk, &properties);
+            for (_, v) in &properties {
+                proptest::prop_assert!(v.stored_size_bound() >= v.stored_size());
+            }
+            let limit = (exact as i64 + slack).max(0) as usize;
+            proptest::prop_assert_eq!(data_size_over(&pk, &rk, &properties, limit), exact > limit);
         }
     }
 }

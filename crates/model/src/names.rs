@@ -65,7 +65,13 @@ pub fn validate_key(key: &str) -> Result<(), NameError> {
             || ('\u{0}'..='\u{1f}').contains(&c)
             || ('\u{7f}'..='\u{9f}').contains(&c)
     };
-    if key.chars().any(bad) {
+    // an ASCII key byte by byte (the characters from U+0080 are two bytes and more)
+    let bad_byte = |b: u8| matches!(b, b'/' | b'\\' | b'#' | b'?') || b < 0x20 || b == 0x7f;
+    let found = match key.is_ascii() {
+        true => key.bytes().any(bad_byte),
+        false => key.chars().any(bad),
+    };
+    if found {
         return Err(NameError::KeyInvalidChar);
     }
     Ok(())
@@ -74,6 +80,15 @@ pub fn validate_key(key: &str) -> Result<(), NameError> {
 /// Checks a custom property name: a C#-style identifier (letter or `_` first, then
 /// letters, digits or `_`), at most 255 characters.
 pub fn validate_property_name(name: &str) -> Result<(), NameError> {
+    // ASCII names (nearly all) byte by byte; others by characters
+    if let Some((&first, rest)) = name.as_bytes().split_first().filter(|_| name.is_ascii()) {
+        if name.len() > MAX_PROPERTY_NAME {
+            return Err(NameError::PropertyNameTooLong);
+        }
+        let ok = (first.is_ascii_alphabetic() || first == b'_')
+            && rest.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_');
+        return if ok { Ok(()) } else { Err(NameError::PropertyNameInvalid) };
+    }
     if name.chars().count() > MAX_PROPERTY_NAME {
         return Err(NameError::PropertyNameTooLong);
     }
@@ -132,5 +147,39 @@ mod tests {
         assert!(validate_property_name("1a").is_err());
         assert!(validate_property_name("").is_err());
         assert_eq!(validate_property_name(&"a".repeat(256)), Err(NameError::PropertyNameTooLong));
+    }
+
+    /// The checks by characters alone, as the service states them.
+    fn property_name_model(name: &str) -> Result<(), NameError> {
+        if name.chars().count() > MAX_PROPERTY_NAME {
+            return Err(NameError::PropertyNameTooLong);
+        }
+        let mut chars = name.chars();
+        let first_ok = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_');
+        match first_ok && chars.all(|c| c.is_alphanumeric() || c == '_') {
+            true => Ok(()),
+            false => Err(NameError::PropertyNameInvalid),
+        }
+    }
+
+    fn key_char_model(key: &str) -> bool {
+        key.chars().any(|c| matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'))
+    }
+
+    proptest::proptest! {
+        /// ASCII names and keys are checked byte by byte; the answers are those of the
+        /// character checks, for ASCII and other text alike.
+        #[test]
+        fn byte_checks_answer_as_the_character_checks(
+            text in proptest::prop_oneof![
+                "[a-zA-Z0-9_/#?\\\\\t\u{7f} -]{0,12}",
+                "[a-z_\u{e9}\u{85}\u{3000}\u{1F600}]{0,12}",
+                "[a-z]{250,260}",
+                "\\PC{0,8}",
+            ],
+        ) {
+            proptest::prop_assert_eq!(validate_property_name(&text), property_name_model(&text));
+            proptest::prop_assert_eq!(validate_key(&text) == Err(NameError::KeyInvalidChar), key_char_model(&text));
+        }
     }
 }

@@ -62,7 +62,7 @@ pub(super) fn check_entity_limits(e: &Entity) -> Result<(), ServiceError> {
     if e.properties.len() > MAX_CUSTOM_PROPERTIES {
         return Err(ApiError::new(ErrorCode::TooManyProperties).into());
     }
-    if aztable_model::entity::data_size(&e.partition_key, &e.row_key, &e.properties) > MAX_ENTITY_BYTES {
+    if aztable_model::entity::data_size_over(&e.partition_key, &e.row_key, &e.properties, MAX_ENTITY_BYTES) {
         return Err(ApiError::new(ErrorCode::EntityTooLarge).into());
     }
     Ok(())

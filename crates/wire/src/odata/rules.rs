@@ -11,7 +11,9 @@ use aztable_model::EdmValue;
 /// Refuses a string over 32K UTF-16 units or a binary over 64 KiB:
 /// 400 `PropertyValueTooLarge`.
 pub(super) fn check_value_size(v: &EdmValue) -> Result<(), ApiError> {
-    if matches!(v, EdmValue::String(_) | EdmValue::Binary(_)) && v.stored_size() > MAX_VALUE_BYTES {
+    // the bound first: counting a string's UTF-16 units reads all of it
+    let over = |v: &EdmValue| v.stored_size_bound() > MAX_VALUE_BYTES && v.stored_size() > MAX_VALUE_BYTES;
+    if matches!(v, EdmValue::String(_) | EdmValue::Binary(_)) && over(v) {
         return Err(ApiError::new(ErrorCode::PropertyValueTooLarge));
     }
     Ok(())
@@ -23,12 +25,12 @@ pub(super) fn check_entity_limits(e: &ParsedEntity) -> Result<(), ApiError> {
     if e.properties.len() > MAX_CUSTOM_PROPERTIES {
         return Err(ApiError::new(ErrorCode::TooManyProperties));
     }
-    let size = aztable_model::entity::data_size(
+    if aztable_model::entity::data_size_over(
         e.partition_key.as_deref().unwrap_or(""),
         e.row_key.as_deref().unwrap_or(""),
         &e.properties,
-    );
-    if size > MAX_ENTITY_BYTES {
+        MAX_ENTITY_BYTES,
+    ) {
         return Err(ApiError::new(ErrorCode::EntityTooLarge));
     }
     Ok(())

@@ -48,26 +48,44 @@ impl<'a> Requirement<'a> {
             one => equals(one),
         }
     }
+}
 
-    /// `self` and `other` together (`Any` when `any`), nested joins of the same kind
-    /// flattened.
-    fn join(self, other: Requirement<'a>, any: bool) -> Requirement<'a> {
-        let mut parts = Vec::new();
-        for part in [self, other] {
-            match (part, any) {
-                (Requirement::Any(inner), true) | (Requirement::All(inner), false) => parts.extend(inner),
-                (part, _) => parts.push(part),
-            }
+/// What every match of `node` satisfies (see [`Requirement`]). A chain of `and`s or of
+/// `or`s (a tree as deep as its 500 comparisons) is walked with a list rather than by
+/// recursion, so recursion only follows a change of operator, which takes parentheses
+/// (at most [`super::MAX_DEPTH`]); nested parts of the chain's own kind are flattened.
+fn requirement<'n>(node: &'n Node, names: &'n [String]) -> Option<Requirement<'n>> {
+    let any = match node {
+        Node::And(..) => false,
+        Node::Or(..) => true,
+        leaf => return leaf_requirement(leaf, names),
+    };
+    let mut parts = Vec::new();
+    let mut pending = vec![node];
+    while let Some(n) = pending.pop() {
+        match (n, any) {
+            (Node::And(a, b), false) | (Node::Or(a, b), true) => pending.extend([b.as_ref(), a.as_ref()]),
+            (operand, _) => match (requirement(operand, names), any) {
+                (Some(Requirement::Any(inner)), true) | (Some(Requirement::All(inner)), false) => {
+                    parts.extend(inner)
+                }
+                (Some(part), _) => parts.push(part),
+                // an `or` of a part that says nothing says nothing; in an `and` it drops out
+                (None, true) => return None,
+                (None, false) => {}
+            },
         }
-        if any {
-            Requirement::Any(parts)
-        } else {
-            Requirement::All(parts)
-        }
+    }
+    match (parts.len(), any) {
+        (0, _) => None,
+        (1, false) => parts.pop(),
+        (_, false) => Some(Requirement::All(parts)),
+        (_, true) => Some(Requirement::Any(parts)),
     }
 }
 
-fn requirement<'n>(node: &'n Node, names: &'n [String]) -> Option<Requirement<'n>> {
+/// What a comparison says every match satisfies, if a value summary records it.
+fn leaf_requirement<'n>(node: &'n Node, names: &'n [String]) -> Option<Requirement<'n>> {
     let dated = |v: &EdmValue| matches!(v, EdmValue::DateTime(_));
     match node {
         Node::StrEq { at: Operand::Custom(i), negated: false, value } => {
@@ -87,11 +105,6 @@ fn requirement<'n>(node: &'n Node, names: &'n [String]) -> Option<Requirement<'n
             };
             Some(Requirement::Compares { name, op: *op, value })
         }
-        Node::And(a, b) => match (requirement(a, names), requirement(b, names)) {
-            (Some(a), Some(b)) => Some(a.join(b, false)),
-            (one, None) | (None, one) => one,
-        },
-        Node::Or(a, b) => Some(requirement(a, names)?.join(requirement(b, names)?, true)),
         _ => None,
     }
 }

@@ -183,45 +183,58 @@ pub fn plan(expr: &Expr) -> KeyRange {
 
 /// The union of terms holding every match of `expr` (of `not expr` when `negated`).
 /// An empty list means nothing matches.
+///
+/// Recursive, over trees as deep as the parser allows (a chain of 500 comparisons):
+/// the work of each node is in functions kept out of line, so that each level's frame
+/// stays small in an optimised build too.
 fn summarise(expr: &Expr, negated: bool) -> Vec<Term> {
-    let all = || vec![Term::all()];
     match expr {
-        Expr::Compare { property, op, value } => match property.as_str() {
-            "PartitionKey" | "RowKey" => {
-                let EdmValue::String(s) = value else {
-                    // Never true for a string key, except `ne`.
-                    return if (*op == CmpOp::Ne) != negated { all() } else { Vec::new() };
-                };
-                let op = if negated { negate(*op) } else { *op };
-                let ops: &[CmpOp] = if op == CmpOp::Ne { &[CmpOp::Lt, CmpOp::Gt] } else { &[op] };
-                ops.iter().map(|&op| key_term(property == "PartitionKey", op, s)).collect()
-            }
-            _ => all(),
+        Expr::Compare { property, op, value } => compare_terms(property, *op, value, negated),
+        Expr::Bool(b) => match *b != negated {
+            true => vec![Term::all()],
+            false => Vec::new(),
         },
-        Expr::Bool(b) => {
-            if *b != negated {
-                all()
-            } else {
-                Vec::new()
-            }
-        }
-        Expr::Property(_) => all(),
+        Expr::Property(_) => vec![Term::all()],
         Expr::Not(inner) => summarise(inner, !negated),
         Expr::And(a, b) | Expr::Or(a, b) => {
-            let (mut a, mut b) = (summarise(a, negated), summarise(b, negated));
+            let (a, b) = (summarise(a, negated), summarise(b, negated));
             // `not (a and b)` is `not a or not b`, and the other way round.
-            if matches!(expr, Expr::And(..)) != negated {
-                while a.len() * b.len() > MAX_PAIRS {
-                    let larger = if a.len() >= b.len() { &mut a } else { &mut b };
-                    *larger = hull_of(std::mem::take(larger));
-                }
-                let pairs = a.iter().flat_map(|x| b.iter().map(|y| x.intersect(y)));
-                collapse(pairs.filter(|t| !t.is_empty()).collect())
-            } else {
-                collapse(a.into_iter().chain(b).collect())
-            }
+            combine(a, b, matches!(expr, Expr::And(..)) != negated)
         }
     }
+}
+
+/// The terms of `property op value` (of its negation when `negated`).
+#[inline(never)]
+fn compare_terms(property: &str, op: CmpOp, value: &EdmValue, negated: bool) -> Vec<Term> {
+    let all = || vec![Term::all()];
+    match property {
+        "PartitionKey" | "RowKey" => {
+            let EdmValue::String(s) = value else {
+                // Never true for a string key, except `ne`.
+                return if (op == CmpOp::Ne) != negated { all() } else { Vec::new() };
+            };
+            let op = if negated { negate(op) } else { op };
+            let ops: &[CmpOp] = if op == CmpOp::Ne { &[CmpOp::Lt, CmpOp::Gt] } else { &[op] };
+            ops.iter().map(|&op| key_term(property == "PartitionKey", op, s)).collect()
+        }
+        _ => all(),
+    }
+}
+
+/// The intersection (`both`) or the union of two unions of terms.
+#[inline(never)]
+fn combine(mut a: Vec<Term>, mut b: Vec<Term>, both: bool) -> Vec<Term> {
+    if !both {
+        a.append(&mut b);
+        return collapse(a);
+    }
+    while a.len() * b.len() > MAX_PAIRS {
+        let larger = if a.len() >= b.len() { &mut a } else { &mut b };
+        *larger = hull_of(std::mem::take(larger));
+    }
+    let pairs = a.iter().flat_map(|x| b.iter().map(|y| x.intersect(y)));
+    collapse(pairs.filter(|t| !t.is_empty()).collect())
 }
 
 /// Keeps a union small: more than [`MAX_TERMS`] terms become their hull.

@@ -181,8 +181,10 @@ fn long_filters_up_to_the_limit() {
 }
 
 /// The largest trees the parser builds (the longest chains, at the deepest nesting)
-/// go through every recursive pass (evaluate, plan, print, compare, clone, drop) on a
-/// thread with a quarter of a worker thread's 2 MiB stack, in an unoptimised build.
+/// go through every recursive pass (evaluate, plan, compile and evaluate compiled, the
+/// requirement of value summaries, print, compare, clone, drop) on a
+/// thread with a quarter of a worker thread's 2 MiB stack, in an unoptimised build and
+/// in an optimised one (scripts/test.sh runs the filter's tests in both).
 #[test]
 fn the_largest_trees_fit_a_small_stack() {
     let chain = |op: &str| vec!["PartitionKey eq 'p' and RowKey ne 'r'"; MAX_COMPARISONS / 2].join(op);
@@ -208,6 +210,8 @@ fn the_largest_trees_fit_a_small_stack() {
             };
             let _ = crate::filter::eval(&e, &row);
             let _ = crate::filter::plan::plan_ranges(&e);
+            let compiled = crate::filter::Compiled::new(&e);
+            let _ = (compiled.eval(&row), compiled.requirement().map(|r| format!("{r:?}")));
             let printed = e.to_string();
             assert_eq!(parse(&printed).as_ref(), Ok(&e));
             let copy = e.clone();

@@ -138,7 +138,7 @@ fn batch(c: &mut Criterion) {
             parsed
                 .ops
                 .iter()
-                .map(|op| parse_entity(&op.body).map(|e| e.properties.len()).unwrap_or(0))
+                .map(|op| parse_entity(op.body).map(|e| e.properties.len()).unwrap_or(0))
                 .sum::<usize>()
         })
     });

@@ -52,11 +52,11 @@ pub struct OpReply {
 
 impl OpReply {
     /// What `op`'s part needs; `atom_allowed`: the version served allows Atom.
-    pub fn of(op: &BatchOp, atom_allowed: bool) -> OpReply {
+    pub fn of(op: &BatchOp<'_>, atom_allowed: bool) -> OpReply {
         let accept = op.header("accept");
         OpReply {
             index: op.index,
-            content_id: op.content_id.clone(),
+            content_id: op.content_id.as_deref().map(str::to_owned),
             insert: matches!(op.endpoint, Endpoint::InsertEntity { .. }),
             prefer: insert_prefer(&op.endpoint, op),
             format: odata::negotiate(accept, None, atom_allowed).unwrap_or(Format::Json(Metadata::Minimal)),
@@ -87,7 +87,7 @@ pub struct OpFailure {
 /// only the request's), its URL's table name, its write ([`read_entity_write`]), then
 /// the SAS's permission and table. The SAS's key range is the engine's to check, on the
 /// keys each write ends up with.
-pub fn read_change_set(request: BatchRequest, caller: &BatchCaller<'_>) -> Result<ChangeSet, OpFailure> {
+pub fn read_change_set(request: BatchRequest<'_>, caller: &BatchCaller<'_>) -> Result<ChangeSet, OpFailure> {
     let table = request.table().unwrap_or_default().to_owned();
     let mut ops = Vec::with_capacity(request.ops.len());
     for op in &request.ops {
@@ -100,7 +100,7 @@ pub fn read_change_set(request: BatchRequest, caller: &BatchCaller<'_>) -> Resul
     Ok(ChangeSet { table, ops })
 }
 
-fn read_op(op: &BatchOp, caller: &BatchCaller<'_>) -> Result<WriteRequest, ApiError> {
+fn read_op(op: &BatchOp<'_>, caller: &BatchCaller<'_>) -> Result<WriteRequest, ApiError> {
     if let Some(account) = op.account() {
         if primary_account(account).0 != caller.account {
             let msg = format!("The operation addresses account '{account}', not '{}'.", caller.account);
@@ -108,7 +108,7 @@ fn read_op(op: &BatchOp, caller: &BatchCaller<'_>) -> Result<WriteRequest, ApiEr
         }
     }
     check_url_table(&op.endpoint)?;
-    let read = read_entity_write(&op.endpoint, op, &op.body, caller.atom_allowed)?;
+    let read = read_entity_write(&op.endpoint, op, op.body, caller.atom_allowed)?;
     if let Some(grant) = caller.sas {
         grant.authorize(&op.endpoint, op.header("if-match").is_some())?;
     }
@@ -124,7 +124,7 @@ pub fn check_url_table(endpoint: &Endpoint) -> Result<(), ApiError> {
     }
 }
 
-impl Head for BatchOp {
+impl Head for BatchOp<'_> {
     fn header(&self, name: &str) -> Option<&str> {
         BatchOp::header(self, name)
     }

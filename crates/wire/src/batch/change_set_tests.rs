@@ -10,7 +10,8 @@ use aztable_model::{Condition, EntityWrite, KeyRange};
 
 const CT: &str = "multipart/mixed; boundary=batch_1";
 
-fn changeset(ops: &[&str]) -> BatchRequest {
+/// A change set batch body with the given operation texts (request line onwards).
+fn changeset(ops: &[&str]) -> String {
     let mut s = String::from("--batch_1\r\nContent-Type: multipart/mixed; boundary=changeset_1\r\n\r\n");
     for op in ops {
         s.push_str("--changeset_1\r\nContent-Type: application/http\r\n\r\n");
@@ -18,7 +19,7 @@ fn changeset(ops: &[&str]) -> BatchRequest {
         s.push_str("\r\n");
     }
     s.push_str("--changeset_1--\r\n--batch_1--\r\n");
-    parse(CT, s.as_bytes(), &Limits::default()).expect("a change set")
+    s
 }
 
 const INSERT: &str = "POST /devstoreaccount1/people HTTP/1.1\r\nContent-Type: application/json\r\n\
@@ -30,7 +31,9 @@ const DELETE: &str =
     "DELETE /devstoreaccount1/people(PartitionKey='p',RowKey='3') HTTP/1.1\r\nIf-Match: *\r\n\r\n";
 
 fn read(ops: &[&str], sas: Option<&SasGrant>) -> Result<ChangeSet, OpFailure> {
-    read_change_set(changeset(ops), &BatchCaller { account: "devstoreaccount1", sas, atom_allowed: false })
+    let body = changeset(ops);
+    let request = parse(CT, body.as_bytes(), &Limits::default()).expect("a change set");
+    read_change_set(request, &BatchCaller { account: "devstoreaccount1", sas, atom_allowed: false })
 }
 
 fn grant(table: &str, permissions: &str) -> SasGrant {

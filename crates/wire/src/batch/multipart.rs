@@ -11,8 +11,9 @@ use std::borrow::Cow;
 
 use memchr::{memchr, memchr_iter, memmem};
 
-/// A header list: lowercase names, trimmed values, in order.
-pub(crate) type Headers = Vec<(String, String)>;
+/// A header list borrowed from its block: names as sent (looked up without regard to
+/// ASCII case), trimmed values (owned only when folded lines were joined), in order.
+pub(crate) type Headers<'a> = Vec<(&'a str, Cow<'a, str>)>;
 
 /// Longest boundary accepted (RFC 2046 allows 70; some slack for odd clients).
 const MAX_BOUNDARY: usize = 200;
@@ -265,16 +266,18 @@ pub(crate) fn trim(s: &str) -> &str {
     }
 }
 
-/// Parses a header block (see [`for_each_header`]) into a list with lowercase names.
-pub(crate) fn parse_headers(block: &[u8]) -> Result<Headers, &'static str> {
-    let mut headers: Headers = if block.is_empty() { Vec::new() } else { Vec::with_capacity(8) };
-    for_each_header(block, |name, value| headers.push((name.to_ascii_lowercase(), value.into_owned())))?;
+/// Parses a header block (see [`for_each_header`]) into a list that borrows from it.
+pub(crate) fn parse_headers(block: &[u8]) -> Result<Headers<'_>, &'static str> {
+    let mut headers: Headers<'_> = if block.is_empty() { Vec::new() } else { Vec::with_capacity(8) };
+    for_each_header(block, |name, value| headers.push((name, value)))?;
     Ok(headers)
 }
 
-/// The first value of a header (name in lowercase).
-pub(crate) fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
-    headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+/// The first value of a header; `name` in lowercase, matched against the names as sent
+/// ignoring ASCII case (what comparing the lowercased names to it answers).
+pub(crate) fn header<'h>(headers: &'h [(&str, Cow<'_, str>)], name: &str) -> Option<&'h str> {
+    debug_assert!(!name.bytes().any(|b| b.is_ascii_uppercase()), "{name}");
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| &**v)
 }
 
 #[cfg(test)]
@@ -322,12 +325,13 @@ mod tests {
         assert_eq!(
             h,
             vec![
-                ("content-type".to_owned(), "a/b".to_owned()),
-                ("x-long".to_owned(), "one two".to_owned()),
-                ("empty".to_owned(), String::new()),
+                ("Content-Type", Cow::Borrowed("a/b")),
+                ("X-Long", Cow::Owned("one two".to_owned())),
+                ("Empty", Cow::Borrowed("")),
             ]
         );
         assert_eq!(header(&h, "x-long"), Some("one two"));
+        assert_eq!(header(&h, "content-type"), Some("a/b"));
         assert!(parse_headers(b"no colon").is_err());
         assert!(parse_headers(b" leading: fold").is_err());
         assert!(parse_headers(b"bad name: x").is_err());
@@ -351,12 +355,12 @@ mod tests {
             assert!(parse_headers(bad).is_err(), "{bad:?}");
         }
         let h = parse_headers("Ünï\u{2003}: x".as_bytes()).unwrap();
-        assert_eq!(h, vec![("Ünï".to_owned(), "x".to_owned())]);
+        assert_eq!(h, vec![("Ünï", Cow::Borrowed("x"))]);
         // Values are trimmed of Unicode white space; folding joins with one space, and a
         // blank continuation line still adds it.
         let h = parse_headers("A:\u{3000}x\u{a0}\r\nB:\r\n\tone\r\n  \r\nC: y\r\n   z".as_bytes()).unwrap();
-        let h: Vec<_> = h.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-        assert_eq!(h, [("a", "x"), ("b", "one "), ("c", "y z")]);
+        let h: Vec<_> = h.iter().map(|(n, v)| (*n, &**v)).collect();
+        assert_eq!(h, [("A", "x"), ("B", "one "), ("C", "y z")]);
         let mut seen = Vec::new();
         for_each_header(b"X-A: 1\r\nx-a: 2", |n, v| seen.push((n, v.into_owned()))).unwrap();
         assert_eq!(seen, [("X-A", "1".to_owned()), ("x-a", "2".to_owned())]);

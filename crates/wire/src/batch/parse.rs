@@ -2,7 +2,8 @@
 //! or one lone query), the limits, and each operation's request line, verb
 //! (`X-HTTP-Method` included) and route (through [`Endpoint::route`]); it does not read
 //! operation bodies, so key, duplicate-row and partition checks that need the entity
-//! are left to the caller.
+//! are left to the caller. Operations borrow from the body: their headers, path, query
+//! and body are slices of it (a header value is owned only when folded lines were joined).
 
 use std::borrow::Cow;
 
@@ -13,14 +14,14 @@ use super::multipart::{self, header, split_head, split_parts, strip_line_end, tr
 use crate::endpoint::Endpoint;
 use aztable_model::error::{ApiError, ErrorCode};
 
-/// A parsed `$batch` request.
+/// A parsed `$batch` request, borrowing from its body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatchRequest {
+pub struct BatchRequest<'a> {
     pub kind: BatchKind,
-    pub ops: Vec<BatchOp>,
+    pub ops: Vec<BatchOp<'a>>,
 }
 
-impl BatchRequest {
+impl BatchRequest<'_> {
     /// The table the batch addresses: its first operation's (the parser refuses a change
     /// set whose operations name another table), as that operation's URL spells it.
     pub fn table(&self) -> Option<&str> {
@@ -37,33 +38,35 @@ pub enum BatchKind {
     Query,
 }
 
-/// One operation of a batch.
+/// One operation of a batch, borrowing from the request body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatchOp {
+pub struct BatchOp<'a> {
     /// 0-based position in the change set.
     pub index: usize,
     /// `Content-ID` from the operation's request headers, else from its MIME part
     /// headers (the service echoes the former).
-    pub content_id: Option<String>,
+    pub content_id: Option<Cow<'a, str>>,
     /// Effective verb after `X-HTTP-Method`: POST, PUT, MERGE, PATCH, DELETE or GET.
-    pub method: String,
+    pub method: &'a str,
     /// The request line's path, still percent-encoded, e.g.
-    /// `/devstoreaccount1/mytable(PartitionKey='a',RowKey='b')` or `/mytable`.
-    pub url_path: String,
+    /// `/devstoreaccount1/mytable(PartitionKey='a',RowKey='b')` or `/mytable` (owned
+    /// only when the `/` it lacked was added).
+    pub url_path: Cow<'a, str>,
     /// The request line's query string (without `?`), if not empty.
-    pub query: Option<String>,
-    /// The operation's request headers, names in lowercase, in order.
-    pub headers: Vec<(String, String)>,
+    pub query: Option<&'a str>,
+    /// The operation's request headers, names as sent (see [`BatchOp::header`]), in order.
+    pub headers: Vec<(&'a str, Cow<'a, str>)>,
     /// The operation's body, byte for byte (may start with a line end: the JS SDK
     /// writes an extra CRLF before the JSON).
-    pub body: Vec<u8>,
+    pub body: &'a [u8],
     /// The REST operation the verb and URL route to (the same routing as top-level
     /// requests).
     pub endpoint: Endpoint,
 }
 
-impl BatchOp {
-    /// The first value of a request header (name in lowercase).
+impl BatchOp<'_> {
+    /// The first value of a request header: `name` in lowercase, the names as sent
+    /// compared to it ignoring ASCII case.
     pub fn header(&self, name: &str) -> Option<&str> {
         header(&self.headers, name)
     }
@@ -96,7 +99,11 @@ impl Default for Limits {
 }
 
 /// Parses a `$batch` body given the request's Content-Type header value.
-pub fn parse(content_type: &str, body: &[u8], limits: &Limits) -> Result<BatchRequest, BatchError> {
+pub fn parse<'a>(
+    content_type: &str,
+    body: &'a [u8],
+    limits: &Limits,
+) -> Result<BatchRequest<'a>, BatchError> {
     if body.len() > limits.max_body {
         return Err(BatchError::BodyTooLarge);
     }
@@ -128,7 +135,11 @@ pub fn parse(content_type: &str, body: &[u8], limits: &Limits) -> Result<BatchRe
 }
 
 /// Parses the change set part's content into its operations.
-fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result<BatchRequest, BatchError> {
+fn parse_changeset<'a>(
+    media: &MediaType,
+    content: &'a [u8],
+    limits: &Limits,
+) -> Result<BatchRequest<'a>, BatchError> {
     let boundary = media
         .mixed_boundary()
         .ok_or(BatchError::Malformed { detail: "the change set has no boundary parameter" })?;
@@ -181,7 +192,7 @@ fn parse_changeset(media: &MediaType, content: &[u8], limits: &Limits) -> Result
 }
 
 /// Parses a lone top-level `application/http` part, which must be a GET.
-fn parse_query(part: &[u8]) -> Result<BatchRequest, BatchError> {
+fn parse_query(part: &[u8]) -> Result<BatchRequest<'_>, BatchError> {
     let op = parse_op(0, part, false)?;
     let refused = match &op.endpoint {
         Endpoint::GetEntity { .. } | Endpoint::QueryEntities { .. } => None,
@@ -210,7 +221,7 @@ fn not_in_batch(index: usize, cid: Option<&str>, in_changeset: bool, e: &Endpoin
 }
 
 /// Parses one `application/http` part: MIME headers, request line, headers, body.
-fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<BatchOp, BatchError> {
+fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<BatchOp<'_>, BatchError> {
     let fail = |cid: Option<&str>, code, message: &'static str| {
         BatchError::op(index, cid, in_changeset, code, message)
     };
@@ -237,25 +248,30 @@ fn parse_op(index: usize, part: &[u8], in_changeset: bool) -> Result<BatchOp, Ba
     let (head, body) = split_head(request);
     let line_end = memchr(b'\n', head).unwrap_or(head.len());
     let (line, header_block) = head.split_at(line_end);
-    let headers: Headers = multipart::parse_headers(header_block)
+    let headers: Headers<'_> = multipart::parse_headers(header_block)
         .map_err(|_| fail(None, ErrorCode::InvalidInput, "The batch operation has malformed headers."))?;
-    let content_id = match header(&headers, "content-id") {
-        Some(id) => (!id.is_empty()).then(|| id.to_owned()),
-        None => mime_id.filter(|id| !id.is_empty()).map(Cow::into_owned),
+    let content_id = match headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-id")) {
+        Some((_, id)) => (!id.is_empty()).then(|| id.clone()),
+        None => mime_id.filter(|id| !id.is_empty()),
     };
     let cid = content_id.as_deref();
     let bad_line = || fail(cid, ErrorCode::InvalidInput, "The batch operation's request line is not valid.");
     let line = std::str::from_utf8(line).map_err(|_| bad_line())?;
     let (verb, url) = parse_request_line(line).ok_or_else(bad_line)?;
     let (url_path, query) = split_url(url);
-    let tunnel = headers.iter().filter(|(n, _)| n == "x-http-method").map(|(_, v)| Some(v.as_str()));
-    let method = crate::endpoint::tunnelled_method(verb, tunnel)
-        .map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?
-        .to_owned();
-    let endpoint = route(&method, &url_path, query.as_deref())
+    let tunnel =
+        headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("x-http-method")).map(|(_, v)| Some(&**v));
+    let effective = crate::endpoint::tunnelled_method(verb, tunnel)
         .map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?;
-    Ok(BatchOp { index, content_id, method, url_path, query, headers, body: body.to_vec(), endpoint })
+    // the request line's verb, or the constant of the one a tunnel names (it names no other)
+    let method = TUNNELLED.into_iter().find(|t| *t == effective).unwrap_or(verb);
+    let endpoint =
+        route(method, &url_path, query).map_err(|e| BatchError::from_api(index, cid, in_changeset, e))?;
+    Ok(BatchOp { index, content_id, method, url_path, query, headers, body, endpoint })
 }
+
+/// The verbs `X-HTTP-Method` may name ([`crate::endpoint::tunnelled_method`]).
+const TUNNELLED: [&str; 4] = ["MERGE", "PUT", "DELETE", "PATCH"];
 
 /// Splits `METHOD URL HTTP/1.1` into method and URL. The version is optional and the
 /// URL may contain spaces (everything between the method and the version).
@@ -277,7 +293,7 @@ fn parse_request_line(line: &str) -> Option<(&str, &str)> {
 
 /// Splits an absolute (`http://host:port/path?q`) or relative URL into its path (with
 /// a leading `/`) and non-empty query. A fragment is dropped.
-fn split_url(url: &str) -> (String, Option<String>) {
+fn split_url(url: &str) -> (Cow<'_, str>, Option<&str>) {
     let url = url.split_once('#').map_or(url, |(u, _)| u);
     let has_scheme =
         |s: &str| url.as_bytes().get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s.as_bytes()));
@@ -290,10 +306,10 @@ fn split_url(url: &str) -> (String, Option<String>) {
             url
         };
     let (path, query) = match rest.split_once('?') {
-        Some((p, q)) => (p, (!q.is_empty()).then(|| q.to_owned())),
+        Some((p, q)) => (p, (!q.is_empty()).then_some(q)),
         None => (rest, None),
     };
-    let path = if path.starts_with('/') { path.to_owned() } else { format!("/{path}") };
+    let path = if path.starts_with('/') { Cow::Borrowed(path) } else { Cow::Owned(format!("/{path}")) };
     (path, query)
 }
 
@@ -337,10 +353,24 @@ mod tests {
         assert_eq!(parse_request_line("PUT  HTTP/1.1"), Some(("PUT", "HTTP/1.1")));
     }
 
+    /// What a tunnel answers is one of [`TUNNELLED`] (the verb the line sent otherwise).
+    #[test]
+    fn tunnels_name_only_their_verbs() {
+        for verb in ["POST", "PUT", "GET"] {
+            for value in ["MERGE", " PATCH ", "PUT", "DELETE", "GET", "POST", "merge", "MERGE,PUT", ""] {
+                let tunnel = [Some(value)].into_iter();
+                if let Ok(m) = crate::endpoint::tunnelled_method(verb, tunnel) {
+                    assert!(TUNNELLED.contains(&m), "{verb} {value:?} -> {m}");
+                }
+            }
+            assert_eq!(crate::endpoint::tunnelled_method(verb, std::iter::empty()).ok(), Some(verb));
+        }
+    }
+
     #[test]
     fn urls() {
-        let s = |u: &str| split_url(u);
-        let o = |p: &str, q: Option<&str>| (p.to_owned(), q.map(str::to_owned));
+        let s = |u: &'static str| split_url(u);
+        let o = |p: &'static str, q: Option<&'static str>| (Cow::Borrowed(p), q);
         assert_eq!(s("http://127.0.0.1:10002/devstoreaccount1/t()"), o("/devstoreaccount1/t()", None));
         assert_eq!(s("HTTPS://a.table.core.windows.net/t?$select=x#f"), o("/t", Some("$select=x")));
         assert_eq!(s("https://host?x=1"), o("/", Some("x=1")));

@@ -1,5 +1,8 @@
-//! Property tests: `parse` never panics (arbitrary bytes, mutated valid bodies), and a
-//! randomly built valid batch parses back to the operations it was built from.
+//! Property tests: `parse` never panics (arbitrary bytes, mutated valid bodies), a
+//! randomly built valid batch parses back to the operations it was built from, and a
+//! header is looked up as in a list whose names were all lowercased.
+
+use std::borrow::Cow;
 
 use super::*;
 use proptest::prelude::*;
@@ -57,28 +60,28 @@ impl GenOp {
         }
     }
 
-    /// The request headers as `parse` should report them.
-    fn expected_headers(&self) -> Vec<(String, String)> {
+    /// The request headers as `parse` should report them: names as written.
+    fn expected_headers(&self) -> Vec<(&str, Cow<'_, str>)> {
         let mut out = Vec::new();
         if self.tunnel {
-            out.push(("x-http-method".to_owned(), self.method.to_owned()));
+            out.push(("X-HTTP-Method", Cow::Borrowed(self.method)));
         }
         if let (Some(id), false) = (&self.content_id, self.cid_in_mime) {
-            out.push(("content-id".to_owned(), id.clone()));
+            out.push(("Content-ID", Cow::Borrowed(id.as_str())));
         }
-        out.extend(self.headers.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())));
+        out.extend(self.headers.iter().map(|(n, v)| (n.as_str(), Cow::Borrowed(v.as_str()))));
         out
     }
 
-    fn expected(&self, index: usize, b: &GenBatch) -> BatchOp {
+    fn expected(&self, index: usize, b: &GenBatch) -> BatchOp<'_> {
         BatchOp {
             index,
-            content_id: self.content_id.clone(),
-            method: self.method.to_owned(),
-            url_path: self.url_path(b),
-            query: self.query.clone(),
+            content_id: self.content_id.as_deref().map(Cow::Borrowed),
+            method: self.method,
+            url_path: Cow::Owned(self.url_path(b)),
+            query: self.query.as_deref(),
             headers: self.expected_headers(),
-            body: self.body.clone(),
+            body: &self.body,
             endpoint: self.expected_endpoint(b),
         }
     }
@@ -212,9 +215,39 @@ proptest! {
 
     #[test]
     fn round_trip(batch in gen_batch()) {
-        let req = parse(&batch.content_type(), &batch.body(), &Limits::default());
-        let expected: Vec<BatchOp> = batch.ops.iter().enumerate().map(|(i, op)| op.expected(i, &batch)).collect();
+        let body = batch.body();
+        let req = parse(&batch.content_type(), &body, &Limits::default());
+        let expected: Vec<BatchOp<'_>> = batch.ops.iter().enumerate().map(|(i, op)| op.expected(i, &batch)).collect();
         prop_assert_eq!(req, Ok(BatchRequest { kind: BatchKind::ChangeSet, ops: expected }));
+    }
+
+    /// Names looked up without regard to ASCII case answer what the lowercased list
+    /// answers: the first header whose lowercased name is the name asked for. Names
+    /// differ only in case (ASCII and not: `Ä` is no `ä` here) so that several match.
+    #[test]
+    fn header_lookup_is_lookup_in_lowercased_names(
+        sent in prop::collection::vec(("[aAbBÄä-]{1,3}", "[a-z0-9]{0,3}"), 0..12),
+        asked in prop::collection::vec("[abä-]{1,3}", 1..8),
+    ) {
+        let block: String = sent.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect();
+        let headers = super::multipart::parse_headers(block.as_bytes()).map_err(TestCaseError::fail)?;
+        let lowered: Vec<(String, &str)> = headers.iter().map(|(n, v)| (n.to_ascii_lowercase(), &**v)).collect();
+        let op = |headers| BatchOp {
+            index: 0,
+            content_id: None,
+            method: "POST",
+            url_path: Cow::Borrowed("/t"),
+            query: None,
+            headers,
+            body: b"",
+            endpoint: crate::endpoint::Endpoint::InsertEntity { table: "t".to_owned() },
+        };
+        let op = op(headers.clone());
+        for name in asked.iter().chain(sent.iter().map(|(n, _)| n).filter(|n| !n.contains(['A', 'B']))) {
+            let model = lowered.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+            prop_assert_eq!(super::multipart::header(&headers, name), model, "{}", name);
+            prop_assert_eq!(op.header(name), model, "{}", name);
+        }
     }
 
     #[test]

@@ -3,15 +3,16 @@
 
 use super::*;
 use aztable_model::error::{ApiError, ErrorCode};
+use std::borrow::Cow;
 
 const CT: &str = "multipart/mixed; boundary=batch_1";
 
-fn p(ct: &str, body: &str) -> Result<BatchRequest, BatchError> {
+fn p<'a>(ct: &str, body: &'a str) -> Result<BatchRequest<'a>, BatchError> {
     parse(ct, body.as_bytes(), &Limits::default())
 }
 
-fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect()
+fn h<'a>(pairs: &[(&'a str, &'a str)]) -> Vec<(&'a str, Cow<'a, str>)> {
+    pairs.iter().map(|&(n, v)| (n, Cow::Borrowed(v))).collect()
 }
 
 /// A change set batch with the given operation texts (request line onwards).
@@ -64,9 +65,10 @@ x-ms-date: {date}\nDate: {date}\n\n{j2}\n--{cs}--\n\n--batch_edebfcea-ccfe-41f2-
 fn python_sdk_body() {
     for eol in ["\r\n", "\n"] {
         let ct = "multipart/mixed; boundary=batch_edebfcea-ccfe-41f2-b1e3-296a2e29ecf3";
-        let req = p(ct, &python_body(eol)).unwrap();
+        let body = python_body(eol);
+        let req = p(ct, &body).unwrap();
         assert_eq!(req.kind, BatchKind::ChangeSet);
-        let methods: Vec<_> = req.ops.iter().map(|o| o.method.as_str()).collect();
+        let methods: Vec<_> = req.ops.iter().map(|o| o.method).collect();
         assert_eq!(methods, ["POST", "DELETE", "PATCH"]);
         let ids: Vec<_> = req.ops.iter().map(|o| o.content_id.as_deref()).collect();
         assert_eq!(ids, [Some("0"), Some("1"), Some("2")]);
@@ -75,7 +77,7 @@ fn python_sdk_body() {
         assert_eq!(post.account(), None);
         assert_eq!(post.header("prefer"), Some("return-no-content"));
         assert_eq!(post.headers.len(), 8);
-        assert_eq!(post.headers[0], ("x-ms-version".to_owned(), "2019-02-02".to_owned()));
+        assert_eq!(post.headers[0], ("x-ms-version", Cow::Borrowed("2019-02-02")));
         assert!(post.body.starts_with(b"{\"PartitionKey\": \"003\"") && post.body.ends_with(b"true}"));
         assert_eq!(del.url_path, "/uttable913d2aeb(PartitionKey='003',RowKey='r-1')");
         assert_eq!(del.header("if-match"), Some("*"));
@@ -104,7 +106,8 @@ prefer: return-no-content\r\n\r\n\r\n{json}\r\n\
 --changeset_fakeId--\r\n"
     );
     for ending in ["--batch_fakeId--\r\n", "--batch_fakeId\r\n"] {
-        let req = p("multipart/mixed; boundary=batch_fakeId", &format!("{body}{ending}")).unwrap();
+        let body = format!("{body}{ending}");
+        let req = p("multipart/mixed; boundary=batch_fakeId", &body).unwrap();
         assert_eq!(req.ops.len(), 2);
         let (post, del) = (&req.ops[0], &req.ops[1]);
         assert_eq!(post.body, format!("\r\n{json}").as_bytes());
@@ -118,7 +121,7 @@ prefer: return-no-content\r\n\r\n\r\n{json}\r\n\
                 ("prefer", "return-no-content"),
             ])
         );
-        assert_eq!((del.method.as_str(), del.body.as_slice()), ("DELETE", &b""[..]));
+        assert_eq!((del.method, del.body), ("DELETE", &b""[..]));
         assert_eq!(del.url_path, "/batchTableTestnode(PartitionKey='multiBatch1',RowKey='r2')");
     }
 }
@@ -151,7 +154,7 @@ content-id: 0\r\naccept: application/json;odata=minimalmetadata\r\n\r\n--{b}--"
     let req = p(&format!("multipart/mixed; boundary={b}"), &query).unwrap();
     assert_eq!(req.kind, BatchKind::Query);
     assert_eq!(req.ops.len(), 1);
-    assert_eq!((req.ops[0].method.as_str(), req.ops[0].content_id.as_deref()), ("GET", Some("0")));
+    assert_eq!((req.ops[0].method, req.ops[0].content_id.as_deref()), ("GET", Some("0")));
     assert_eq!(req.ops[0].headers.len(), 2);
 }
 
@@ -170,7 +173,7 @@ X-HTTP-Method: MERGE\r\nIf-Match: W/\"x\"\r\nContent-ID: 9\r\n\r\n{}\r\n\
     assert_eq!(merge.url_path, "/devstoreaccount1/t(PartitionKey='a',RowKey='b')");
     assert_eq!(merge.account(), Some("devstoreaccount1"));
     assert_eq!(merge.resource_path(), "/t(PartitionKey='a',RowKey='b')");
-    assert_eq!(merge.query.as_deref(), Some("timeout=5"));
+    assert_eq!(merge.query, Some("timeout=5"));
     assert_eq!(merge.header("x-http-method"), Some("MERGE"));
     assert_eq!(merge.header("if-match"), Some("W/\"x\""));
     // A relative URL without a leading slash.
@@ -182,7 +185,8 @@ X-HTTP-Method: MERGE\r\nIf-Match: W/\"x\"\r\nContent-ID: 9\r\n\r\n{}\r\n\
 fn boundary_like_text_in_bodies() {
     let tricky = "--\r\n--changeset_1x\r\n x --changeset_1\r\n--changeset_1-\r\n--batch_1 \"--\"\r\n--";
     let op = format!("POST /devstoreaccount1/t HTTP/1.1\r\n\r\n{tricky}");
-    let req = p(CT, &changeset(&[op.clone(), op])).unwrap();
+    let body = changeset(&[op.clone(), op]);
+    let req = p(CT, &body).unwrap();
     assert_eq!(req.ops.len(), 2);
     assert_eq!(req.ops[1].body, tricky.as_bytes());
     // Binary bodies pass through untouched.
@@ -312,8 +316,9 @@ Content-Type: multipart/mixed; boundary=x\r\n\r\n--x--\r\n--cs--\r\n--batch_1--"
     assert_eq!((e.failed_index(), e.placement()), (Some(0), ErrorPlacement::BatchPart));
     let e = p(CT, &lone("GET /Tables HTTP/1.1")).unwrap_err();
     assert_eq!(e.message(), "0:The operation QueryTables is not supported in a batch.");
-    let req = p(CT, &lone("GET /devstoreaccount1/t()?$filter=x HTTP/1.1")).unwrap();
-    assert_eq!((req.kind, req.ops[0].query.as_deref()), (BatchKind::Query, Some("$filter=x")));
+    let body = lone("GET /devstoreaccount1/t()?$filter=x HTTP/1.1");
+    let req = p(CT, &body).unwrap();
+    assert_eq!((req.kind, req.ops[0].query), (BatchKind::Query, Some("$filter=x")));
 }
 
 #[test]
@@ -344,7 +349,7 @@ POST /devstoreaccount1/t HTTP/1.1\r\n{request_headers}\r\n\r\n{{}}\r\n--cs--\r\n
         )
     };
     let cid = |mime: &str, request_headers: &str| {
-        p(CT, &part(mime, request_headers)).map(|r| r.ops[0].content_id.clone())
+        p(CT, &part(mime, request_headers)).map(|r| r.ops[0].content_id.as_deref().map(str::to_owned))
     };
     assert_eq!(cid("Content-ID: 5\r\ncontent-id: 6", "A: b"), Ok(Some("5".to_owned())));
     assert_eq!(cid("Content-ID:\r\nContent-ID: 6", "A: b"), Ok(None));
@@ -381,7 +386,10 @@ fn request_line_urls() {
             "--batch_1\r\nContent-Type: multipart/mixed; boundary=cs\r\n\r\n--cs\r\nContent-Type: application/http\r\n\r\n\
 {l}\r\n\r\n{{}}\r\n--cs--\r\n--batch_1--"
         );
-        p(CT, &body).map(|r| (r.ops[0].method.clone(), r.ops[0].url_path.clone(), r.ops[0].query.clone()))
+        p(CT, &body).map(|r| {
+            let op = &r.ops[0];
+            (op.method.to_owned(), op.url_path.clone().into_owned(), op.query.map(str::to_owned))
+        })
     };
     let ok = |m: &str, path: &str, q: Option<&str>| Ok((m.to_owned(), path.to_owned(), q.map(str::to_owned)));
     assert_eq!(
@@ -410,7 +418,8 @@ fn changeset_error_part_of_an_insert_with_prefer() {
         "PUT /devstoreaccount1/t(PartitionKey='p',RowKey='2') HTTP/1.1\r\n{}\r\n\r\n{{}}",
         prefer("Content-Type: application/json")
     );
-    let req = p(CT, &changeset(&[with, insert("t", 3), update])).unwrap();
+    let body = changeset(&[with, insert("t", 3), update]);
+    let req = p(CT, &body).unwrap();
     let stamp = ErrorStamp { request_id: "id", time: "2024-02-26T20:27:45.3717695Z", xml: false };
     let err = ApiError::new(ErrorCode::EntityAlreadyExists);
     let names = |i: usize| -> Vec<&str> {

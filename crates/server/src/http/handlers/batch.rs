@@ -26,7 +26,7 @@ fn with_stamp<R>(ctx: &RequestCtx, xml: bool, f: impl FnOnce(&ErrorStamp<'_>) ->
 }
 
 /// Whether a query's error part is XML ([`odata::errors_in_xml`] on its headers).
-fn op_xml_errors(ctx: &RequestCtx, op: &BatchOp) -> bool {
+fn op_xml_errors(ctx: &RequestCtx, op: &BatchOp<'_>) -> bool {
     odata::errors_in_xml(op.header("accept"), None, ctx.atom_allowed())
 }
 
@@ -62,7 +62,7 @@ fn batch_error(ctx: &RequestCtx, e: BatchError) -> Result<Response, ApiError> {
 }
 
 /// A query batch: the single point query, answered in one `application/http` part.
-fn query_batch(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<Response, ApiError> {
+fn query_batch(state: &AppState, ctx: &RequestCtx, op: &BatchOp<'_>) -> Result<Response, ApiError> {
     let result = match run_query(state, ctx, op) {
         Ok(r) => r,
         // over a throttling target: the whole request is refused, not the operation
@@ -73,7 +73,7 @@ fn query_batch(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<Respo
     Ok(accepted(ct, body))
 }
 
-fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp) -> Result<OpResult, ApiError> {
+fn run_query(state: &AppState, ctx: &RequestCtx, op: &BatchOp<'_>) -> Result<OpResult, ApiError> {
     let Endpoint::GetEntity { table, pk, rk } = &op.endpoint else {
         return Err(ApiError::with_message(
             ErrorCode::InvalidInput,
@@ -96,7 +96,11 @@ fn urls(ctx: &RequestCtx) -> Urls<'_> {
 /// Runs a change set: wire reads it, the service runs it, the parts answer 202 (with
 /// the failing operation's part if one failed), or the whole request is refused when it
 /// is over a throttling target.
-async fn change_set(state: &AppState, ctx: &RequestCtx, parsed: BatchRequest) -> Result<Response, ApiError> {
+async fn change_set(
+    state: &AppState,
+    ctx: &RequestCtx,
+    parsed: BatchRequest<'_>,
+) -> Result<Response, ApiError> {
     let fail = |op: &OpReply, err: &ApiError| {
         let part = with_stamp(ctx, op.xml_errors, |s| batch::changeset_error_part(s, op, err));
         let (ct, body) = batch::write_failure(op.content_id.as_deref(), &part);

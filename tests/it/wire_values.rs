@@ -372,6 +372,18 @@ async fn filters_past_the_limits_are_refused() {
     let r = c.send("GET", &filter_query("limits", &ok), &[], None).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["value"].as_array().map(Vec::len), Some(1));
+    // the longest chains of each kind a value summary reads, at the deepest nesting
+    let depth = 31;
+    let nested = |body: String| format!("{}{body}{}", "not (not (".repeat(depth / 2), "))".repeat(depth / 2));
+    for (filter, rows) in [
+        (vec!["B eq 'x'"; 500].join(" and "), 0),
+        (nested(vec!["A ge 1"; 500].join(" and ")), 1),
+        (nested(vec!["(A lt 0 or B eq 'x')"; 250].join(" and ")), 0),
+    ] {
+        let r = c.send("GET", &filter_query("limits", &filter), &[], None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.json()["value"].as_array().map(Vec::len), Some(rows), "{filter:.60}");
+    }
 
     let over = vec!["A eq 1"; 501].join(" or ");
     let r = c.send("GET", &filter_query("limits", &over), &[], None).await;

@@ -8,12 +8,16 @@ use aztable_model::error::{ApiError, ErrorCode};
 mod render;
 pub use render::RoutedRequest;
 
+/// The verbs `X-HTTP-Method` may name.
+const TUNNELLED: [&str; 4] = ["MERGE", "PUT", "DELETE", "PATCH"];
+
 /// Applies `X-HTTP-Method` tunnelling to a request's verb (top-level and inside a
 /// batch alike): only on POST, once, with MERGE, PUT, DELETE or PATCH. `values` are the
-/// header's values in order (`None` for one that is not text).
-pub fn tunnelled_method<'a>(
+/// header's values in order (`None` for one that is not text). The answer is `verb`
+/// itself or one of [`TUNNELLED`], so it lives as long as `verb`, not as the values.
+pub fn tunnelled_method<'a, 'v>(
     verb: &'a str,
-    mut values: impl Iterator<Item = Option<&'a str>>,
+    mut values: impl Iterator<Item = Option<&'v str>>,
 ) -> Result<&'a str, ApiError> {
     let Some(first) = values.next() else {
         return Ok(verb);
@@ -24,10 +28,11 @@ pub fn tunnelled_method<'a>(
     if verb != "POST" {
         return Err(ApiError::new(ErrorCode::XMethodNotUsingPost));
     }
-    match first.map(str::trim) {
-        Some(m @ ("MERGE" | "PUT" | "DELETE" | "PATCH")) => Ok(m),
-        _ => Err(ApiError::new(ErrorCode::XMethodIncorrectValue)),
-    }
+    let named = first.map(str::trim);
+    TUNNELLED
+        .into_iter()
+        .find(|&t| Some(t) == named)
+        .ok_or_else(|| ApiError::new(ErrorCode::XMethodIncorrectValue))
 }
 
 /// The account an account name in a URL addresses, and whether it names the read-only
@@ -411,7 +416,7 @@ fn parse_entity_keys_with<'s>(
 #[cfg(test)]
 mod tests {
     use super::Endpoint::{self, *};
-    use super::{primary_account, tunnelled_method};
+    use super::{primary_account, tunnelled_method, TUNNELLED};
     use aztable_model::error::ErrorCode;
 
     #[test]
@@ -624,6 +629,20 @@ mod tests {
         fn trim_is_strs(s in "[a-z:=\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{2003}\u{3000}é~!\u{7f}]{0,8}") {
             proptest::prop_assert_eq!(super::trim(&s), s.trim());
             proptest::prop_assert_eq!(super::trim_start(&s), s.trim_start());
+        }
+    }
+
+    /// What a tunnel answers is one of [`TUNNELLED`] (the verb the line sent otherwise).
+    #[test]
+    fn tunnels_name_only_their_verbs() {
+        for verb in ["POST", "PUT", "GET"] {
+            for value in ["MERGE", " PATCH ", "PUT", "DELETE", "GET", "POST", "merge", "MERGE,PUT", ""] {
+                let tunnel = [Some(value)].into_iter();
+                if let Ok(m) = tunnelled_method(verb, tunnel) {
+                    assert!(TUNNELLED.contains(&m), "{verb} {value:?} -> {m}");
+                }
+            }
+            assert_eq!(tunnelled_method(verb, std::iter::empty()).ok(), Some(verb));
         }
     }
 }

@@ -276,8 +276,16 @@ pub(crate) fn parse_headers(block: &[u8]) -> Result<Headers<'_>, &'static str> {
 /// The first value of a header; `name` in lowercase, matched against the names as sent
 /// ignoring ASCII case (what comparing the lowercased names to it answers).
 pub(crate) fn header<'h>(headers: &'h [(&str, Cow<'_, str>)], name: &str) -> Option<&'h str> {
+    header_value(headers, name).map(|v| &**v)
+}
+
+/// [`header`]'s value as held, borrowed from the block or owned.
+pub(crate) fn header_value<'h, 'a>(
+    headers: &'h [(&'a str, Cow<'a, str>)],
+    name: &str,
+) -> Option<&'h Cow<'a, str>> {
     debug_assert!(!name.bytes().any(|b| b.is_ascii_uppercase()), "{name}");
-    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| &**v)
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! is read without comparing names. Evaluates exactly as [`super::eval_row`].
 
 use super::ast::{CmpOp, Expr};
-use super::eval::{apply, compare, Value};
+use super::eval::{compare, compare_edm, Accept, Value};
 use aztable_model::{EdmRef, EdmValue, Row};
 
 /// A `$filter` with its property names resolved.
@@ -91,7 +91,7 @@ fn leaf_requirement<'n>(node: &'n Node, names: &'n [String]) -> Option<Requireme
         Node::StrEq { at: Operand::Custom(i), negated: false, value } => {
             Some(Requirement::Equals { name: names.get(*i)?, value })
         }
-        Node::Compare { at, op, value }
+        Node::Compare { at, op, value, .. }
             if *op != CmpOp::Ne
                 && matches!(
                     value,
@@ -124,6 +124,8 @@ enum Node {
     Compare {
         at: Operand,
         op: CmpOp,
+        /// The outcomes `op` accepts.
+        accept: Accept,
         value: EdmValue,
     },
     /// `eq` (`ne` when `negated`) with a string: equal strings are equal bytes, so no
@@ -201,7 +203,7 @@ fn node(expr: &Expr, names: &[String]) -> Node {
             Node::StrEq { at: operand(property), negated: *op == CmpOp::Ne, value: s.clone() }
         }
         Expr::Compare { property, op, value } => {
-            Node::Compare { at: operand(property), op: *op, value: value.clone() }
+            Node::Compare { at: operand(property), op: *op, accept: Accept::of(*op), value: value.clone() }
         }
         Expr::Property(name) => Node::Property(operand(name)),
         Expr::Bool(b) => Node::Bool(*b),
@@ -223,9 +225,16 @@ fn read<'r>(at: Operand, row: &'r dyn Row, names: &[String]) -> Option<Value<'r>
 
 fn eval_node(node: &Node, row: &dyn Row, names: &[String]) -> bool {
     match node {
-        Node::Compare { at, op, value } => match read(*at, row, names) {
+        // a custom property (most comparisons) without the system properties' wrapper
+        Node::Compare { at: Operand::Custom(i), accept, value, .. } => {
+            match row.property_at(*i, names.get(*i).map_or("", String::as_str)) {
+                None => false,
+                Some(p) => accept.takes(compare_edm(p, value)),
+            }
+        }
+        Node::Compare { at, accept, value, .. } => match read(*at, row, names) {
             None => false,
-            Some(v) => apply(*op, compare(v, value)),
+            Some(v) => accept.takes(compare(v, value)),
         },
         Node::StrEq { at, negated, value } => match read(*at, row, names) {
             None => false,

@@ -104,27 +104,69 @@ pub(super) fn apply(op: CmpOp, outcome: Outcome) -> bool {
     }
 }
 
+/// The outcomes an operator accepts, one bit each, so that a filter compiled for many
+/// rows tests a comparison's outcome with a mask ([`super::Compiled`]); the same
+/// answers as [`apply`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Accept(u8);
+
+impl Accept {
+    const LESS: u8 = 1;
+    const EQUAL: u8 = 2;
+    const GREATER: u8 = 4;
+    /// A type mismatch or an unordered pair (a NaN).
+    const OTHER: u8 = 8;
+
+    pub(super) fn of(op: CmpOp) -> Accept {
+        Accept(match op {
+            CmpOp::Eq => Self::EQUAL,
+            CmpOp::Ne => Self::LESS | Self::GREATER | Self::OTHER,
+            CmpOp::Gt => Self::GREATER,
+            CmpOp::Ge => Self::GREATER | Self::EQUAL,
+            CmpOp::Lt => Self::LESS,
+            CmpOp::Le => Self::LESS | Self::EQUAL,
+        })
+    }
+
+    #[inline]
+    pub(super) fn takes(self, outcome: Outcome) -> bool {
+        let bit = match outcome {
+            Outcome::Ordered(Ordering::Less) => Self::LESS,
+            Outcome::Ordered(Ordering::Equal) => Self::EQUAL,
+            Outcome::Ordered(Ordering::Greater) => Self::GREATER,
+            Outcome::Mismatch | Outcome::Unordered => Self::OTHER,
+        };
+        self.0 & bit != 0
+    }
+}
+
 /// Compares a property value (left) with a literal (right).
 pub(super) fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
+    match (prop, lit) {
+        (Value::Str(a), EdmValue::String(b)) => Outcome::Ordered(utf16_cmp(a, b)),
+        (Value::Ticks(a), EdmValue::DateTime(b)) => Outcome::Ordered(a.cmp(b)),
+        (Value::Str(_) | Value::Ticks(_), _) => Outcome::Mismatch,
+        (Value::Edm(p), _) => compare_edm(p, lit),
+    }
+}
+
+/// [`compare`] for a custom property's value.
+#[inline]
+pub(super) fn compare_edm(prop: EdmRef<'_>, lit: &EdmValue) -> Outcome {
     use EdmRef as R;
     use EdmValue as V;
     let ord = |o: Ordering| Outcome::Ordered(o);
     match (prop, lit) {
-        (Value::Str(a), V::String(b)) => ord(utf16_cmp(a, b)),
-        (Value::Ticks(a), V::DateTime(b)) => ord(a.cmp(b)),
-        (Value::Str(_) | Value::Ticks(_), _) => Outcome::Mismatch,
-        (Value::Edm(p), _) => match (p, lit) {
-            (R::String(a), V::String(b)) => ord(utf16_cmp(a, b)),
-            (R::Int32(a), V::Int32(b)) => ord(a.cmp(b)),
-            (R::Int64(a), V::Int64(b)) => ord(a.cmp(b)),
-            (R::Double(a), V::Double(b)) => a.partial_cmp(b).map_or(Outcome::Unordered, ord),
-            (R::Boolean(a), V::Boolean(b)) => ord(a.cmp(b)),
-            (R::DateTime(a), V::DateTime(b)) => ord(a.cmp(b)),
-            // Bytes in RFC 4122 order sort exactly like the lowercase hyphenated text.
-            (R::Guid(a), V::Guid(b)) => ord(a.cmp(b)),
-            (R::Binary(a), V::Binary(b)) => ord(a.cmp(b.as_slice())),
-            _ => Outcome::Mismatch,
-        },
+        (R::Int32(a), V::Int32(b)) => ord(a.cmp(b)),
+        (R::Int64(a), V::Int64(b)) => ord(a.cmp(b)),
+        (R::Double(a), V::Double(b)) => a.partial_cmp(b).map_or(Outcome::Unordered, ord),
+        (R::DateTime(a), V::DateTime(b)) => ord(a.cmp(b)),
+        (R::String(a), V::String(b)) => ord(utf16_cmp(a, b)),
+        (R::Boolean(a), V::Boolean(b)) => ord(a.cmp(b)),
+        // Bytes in RFC 4122 order sort exactly like the lowercase hyphenated text.
+        (R::Guid(a), V::Guid(b)) => ord(a.cmp(b)),
+        (R::Binary(a), V::Binary(b)) => ord(a.cmp(b.as_slice())),
+        _ => Outcome::Mismatch,
     }
 }
 
@@ -139,6 +181,22 @@ mod tests {
         let b = parse_guid("00000009-ffff-0000-0000-000000000000").unwrap();
         assert_eq!(a.cmp(&b), format_guid(&a).cmp(&format_guid(&b)));
         assert_eq!(a.cmp(&b), Ordering::Greater);
+    }
+
+    #[test]
+    fn masks_accept_what_the_operators_accept() {
+        let outcomes = [
+            Outcome::Mismatch,
+            Outcome::Unordered,
+            Outcome::Ordered(Ordering::Less),
+            Outcome::Ordered(Ordering::Equal),
+            Outcome::Ordered(Ordering::Greater),
+        ];
+        for op in CmpOp::ALL {
+            for o in outcomes {
+                assert_eq!(Accept::of(op).takes(o), apply(op, o), "{op:?} {o:?}");
+            }
+        }
     }
 
     #[test]

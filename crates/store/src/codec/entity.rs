@@ -425,10 +425,16 @@ pub(super) fn project_v3_head<'a>(
     let mut at = 9;
     let count = var(head, &mut at)?;
     let heap_len = var(head, &mut at)?;
-    let mut out_len = 0usize;
     slots.fill(None);
-    // the lengths of the wanted names (mod 64), so most names are passed over unread
-    let lengths = wanted.iter().fold(0u64, |m, w| m | (1 << (w.len() % 64)));
+    // a bit for the length and first byte of each wanted name, so most names are passed
+    // over unread (an empty name, which no property has, would set them all)
+    let marks = wanted.iter().fold(0u64, |m, w| match w.as_bytes().first() {
+        Some(&first) => m | name_mark(w.len(), first),
+        None => u64::MAX,
+    });
+    let mut want = Wanted { names: wanted, slots };
+    // whether a heap value is not empty (then there must be a heap)
+    let mut out_bytes = false;
     for _ in 0..count {
         let name_len = var(head, &mut at)?;
         let name_at = at;
@@ -436,31 +442,68 @@ pub(super) fn project_v3_head<'a>(
         let tag = *head.get(at)?;
         at += 1;
         let len = match tag {
-            super::TAG_INT32 => 4,
-            super::TAG_INT64 | super::TAG_DOUBLE | super::TAG_DATETIME => 8,
-            super::TAG_BOOLEAN => 1,
-            super::TAG_GUID => 16,
             TAG_STRING | TAG_BINARY => var(head, &mut at)?,
             TAG_STRING_OUT | TAG_BINARY_OUT => {
-                out_len = out_len.checked_add(var(head, &mut at)?)?;
-                if lengths & (1 << (name_len % 64)) != 0 {
-                    let name = head.get(name_at..name_at + name_len)?;
-                    if wanted.iter().any(|w| same_name(w.as_bytes(), name)) {
-                        return None;
-                    }
+                out_bytes |= var(head, &mut at)? != 0;
+                if marks & name_mark(name_len, *head.get(name_at)?) != 0
+                    && want.position(head.get(name_at..name_at + name_len)?).is_some()
+                {
+                    return None;
                 }
                 continue;
             }
-            _ => return None,
+            _ => match FIXED_WIDTH.get(usize::from(tag)) {
+                Some(&w) if w > 0 => usize::from(w),
+                _ => return None,
+            },
         };
         let value_at = at;
         at = at.checked_add(len)?;
-        if lengths & (1 << (name_len % 64)) == 0 {
-            continue;
+        if marks & name_mark(name_len, *head.get(name_at)?) != 0 {
+            want.take(head.get(name_at..name_at + name_len)?, tag, head.get(value_at..at)?)?;
         }
-        let name = head.get(name_at..name_at + name_len)?;
-        let Some(i) = wanted.iter().position(|w| same_name(w.as_bytes(), name)) else { continue };
-        let value = head.get(value_at..at)?;
+    }
+    // (with no heap at all, the general decoder rejects any heap value that is not empty)
+    (at == head.len() && (heap_len > 0 || !out_bytes)).then_some(timestamp)
+}
+
+/// A name's bit in [`project_v3_head`]'s marks, from its length and first byte (names
+/// of one length are common: `Count` and `Ratio`).
+#[inline(always)]
+fn name_mark(len: usize, first: u8) -> u64 {
+    1 << (len.wrapping_add(usize::from(first).wrapping_mul(5)) % 64)
+}
+
+/// The width of each fixed-width tag's value (0: not a fixed-width tag).
+const FIXED_WIDTH: [u8; 9] = {
+    let mut w = [0u8; 9];
+    w[super::TAG_INT32 as usize] = 4;
+    w[super::TAG_INT64 as usize] = 8;
+    w[super::TAG_DOUBLE as usize] = 8;
+    w[super::TAG_DATETIME as usize] = 8;
+    w[super::TAG_BOOLEAN as usize] = 1;
+    w[super::TAG_GUID as usize] = 16;
+    w
+};
+
+/// The names [`project_v3_head`] wants and the slots it fills, one reference in its
+/// loop (the loop kept every other value in a register only when these were out of it).
+struct Wanted<'w, 's, 'a> {
+    names: &'w [String],
+    slots: &'s mut [Option<EdmRef<'a>>],
+}
+
+impl<'a> Wanted<'_, '_, 'a> {
+    #[inline]
+    fn position(&self, name: &[u8]) -> Option<usize> {
+        self.names.iter().position(|w| same_name(w.as_bytes(), name))
+    }
+
+    /// Keeps `value` (with its `tag`) when `name` is wanted; `None` for a value its tag
+    /// does not allow.
+    #[inline(never)]
+    fn take(&mut self, name: &[u8], tag: u8, value: &'a [u8]) -> Option<()> {
+        let Some(i) = self.position(name) else { return Some(()) };
         let v = match tag {
             TAG_STRING => EdmRef::String(std::str::from_utf8(value).ok()?),
             TAG_BINARY => EdmRef::Binary(value),
@@ -475,12 +518,11 @@ pub(super) fn project_v3_head<'a>(
             },
             _ => EdmRef::Guid(value.try_into().ok()?),
         };
-        if let Some(slot @ None) = slots.get_mut(i) {
+        if let Some(slot @ None) = self.slots.get_mut(i) {
             *slot = Some(v);
         }
+        Some(())
     }
-    // (with no heap at all, the general decoder rejects any heap value that is not empty)
-    (at == head.len() && (heap_len > 0 || out_len == 0)).then_some(timestamp)
 }
 
 /// A string some property must equal (a filter's `P eq 'value'`), searched for in heads:

@@ -122,6 +122,35 @@ async fn the_json_report_counts_the_workload() {
     assert_eq!(events["partitions"].as_array().map(Vec::len), Some(100));
 }
 
+/// The admin pages and answers are never kept by a cache (`no-store`, not the service's
+/// `no-cache`); the service's own answers keep `no-cache`.
+#[tokio::test]
+async fn admin_answers_are_not_stored() {
+    let s = TestServer::start_with(&["--inMemoryPersistence"], &[]);
+    let cache_control = |path: &'static str| async move {
+        let resp = reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{}{path}", s.port))
+            .send()
+            .await
+            .expect("admin request");
+        let v = resp.headers().get("cache-control").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        (resp.status().as_u16(), v)
+    };
+    for path in [
+        "/_aztable/insight",
+        "/_aztable/insight?format=json",
+        "/_aztable/metrics",
+        "/_aztable/insight/findings",
+        "/_aztable/browse",
+    ] {
+        assert_eq!(cache_control(path).await, (200, Some("no-store".to_owned())), "{path}");
+    }
+    let c = s.client();
+    let r = c.send("GET", "/Tables", &[], None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("cache-control").as_deref(), Some("no-cache"));
+}
+
 #[tokio::test]
 async fn html_by_default_and_metrics_in_prometheus_text() {
     let s = TestServer::start_with(&["--inMemoryPersistence"], &[]);

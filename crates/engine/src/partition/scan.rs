@@ -193,7 +193,9 @@ impl Scans {
                 Some(needs) => rows.keep_projected::<MAX_PROJECTED>(k, v, needs, &mut keep)?,
                 None => rows.keep_whole(k, v, &mut keep)?,
             };
-            page.entities.extend(kept);
+            if let Some(entity) = kept {
+                page.entities.push(entity);
+            }
             Ok(true)
         };
         for (start, end) in &ranges {

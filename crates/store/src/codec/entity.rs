@@ -486,8 +486,9 @@ const FIXED_WIDTH: [u8; 9] = {
     w
 };
 
-/// The names [`project_v3_head`] wants and the slots it fills, one reference in its
-/// loop (the loop kept every other value in a register only when these were out of it).
+/// The names [`project_v3_head`] wants and the slots it fills: one reference in its
+/// loop, and a wanted value is taken out of line, so the loop over the directory stays
+/// small.
 struct Wanted<'w, 's, 'a> {
     names: &'w [String],
     slots: &'s mut [Option<EdmRef<'a>>],

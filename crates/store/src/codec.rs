@@ -15,8 +15,8 @@
 mod entity;
 
 pub use entity::{
-    decode_entity, decode_entity_view, decode_projection, encode_entity, head_values, heap_needed,
-    string_in_head, EncodedEntity, HeadNeedle,
+    decode_entity, decode_entity_view, decode_projection, encode_entity, head_timestamp, head_values,
+    heap_needed, string_in_head, EncodedEntity, HeadNeedle,
 };
 
 use super::StoreError;
@@ -517,6 +517,8 @@ mod tests {
                 }
             }
             for (head, heap) in [(&v3.head, v3.heap.as_deref()), (&v1, None), (&v2, None)] {
+                // every version's Timestamp, read alone
+                prop_assert_eq!(head_timestamp(head), Some(e.timestamp));
                 let mut slots = vec![None; names.len()];
                 let ts = decode_projection(head, heap, &names, &mut slots).unwrap();
                 prop_assert_eq!(ts, Some(e.timestamp));
@@ -549,6 +551,10 @@ mod tests {
                     prop_assert_eq!(format!("{owned:?}"), format!("{view:?}"));
                 }
                 let _ = heap_needed(&v);
+                // the Timestamp read alone is the one a full decoding finds
+                if let (Some(ts), Ok(e)) = (head_timestamp(&v), decode_entity(String::new(), String::new(), &v, None)) {
+                    prop_assert_eq!(ts, e.timestamp);
+                }
                 let _ = decode_projection(&v, None, &["a".to_owned(), String::new()], &mut [None; 2]);
                 let _ = decode_projection(&v, Some(&bytes), &["a".to_owned()], &mut [None; 1]);
                 // whatever the fast path accepts, the general decoder accepts alike

@@ -243,7 +243,11 @@ impl Rows<'_> {
         let Some(slots) = all_slots.get_mut(..needs.properties.len()) else {
             return self.keep_whole(k, head, keep);
         };
-        let mut projected = codec::decode_projection(head, None, &needs.properties, slots);
+        let mut projected = match needs.properties.is_empty().then(|| codec::head_timestamp(head)).flatten() {
+            // a filter of the keys (and Timestamp) alone reads nothing else of the head
+            Some(timestamp) => Ok(Some(timestamp)),
+            None => codec::decode_projection(head, None, &needs.properties, slots),
+        };
         if let Ok(None) = projected {
             // the filter reads a long value, which lives in the heap
             heap = self.store.get(&keys::heap_key(k))?;
@@ -275,7 +279,9 @@ impl Rows<'_> {
             (None, Some(cursor)) => cursor.find(&keys::heap_key(k))?,
             (None, None) => None,
         };
-        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand)? {
+        // the keys the filter read are the entity's (decoded once)
+        let keys = needs.keys.then(|| (std::mem::take(&mut self.pk), std::mem::take(&mut self.rk)));
+        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand, keys)? {
             // re-read: the filter must see what is returned
             Some((e, stale)) if stale || verdict.is_none() => keep(&e).then_some(e),
             Some((e, _)) => Some(e),
@@ -294,7 +300,7 @@ impl Rows<'_> {
             Some(cursor) => cursor.find(&keys::heap_key(k))?,
             None => None,
         };
-        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand)? {
+        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand, None)? {
             Some((e, _)) => keep(&e).then_some(e),
             None => None,
         })
@@ -302,7 +308,8 @@ impl Rows<'_> {
 }
 
 /// Decodes the entity of a scanned head, with `heap_in_hand` when the scan holds its
-/// heap already, else reading the heap if it has one. A torn row is re-read under the
+/// heap already, else reading the heap if it has one, and with `keys` when the scan
+/// decoded the row's keys already (else from `key`). A torn row is re-read under the
 /// partition lock (`true`: the head the scan saw is stale, so a filter must see the
 /// entity again); `None` when it no longer exists.
 fn complete_row(
@@ -312,16 +319,27 @@ fn complete_row(
     key: &[u8],
     head: &[u8],
     heap_in_hand: Option<&[u8]>,
+    keys: Option<(String, String)>,
 ) -> Result<Option<(Entity, bool)>, StoreError> {
-    let (_, pk, rk) = decode_key(key)?;
-    let decoded = match heap_in_hand.map(|h| codec::decode_entity(pk.clone(), rk.clone(), head, Some(h))) {
-        Some(Ok(e)) => Ok(e),
-        // no heap in hand, or one of another write: read it now
-        _ => decode_head(store, key, pk.clone(), rk.clone(), head).map(|(e, _)| e),
+    let (pk, rk) = match keys {
+        Some(keys) => keys,
+        None => decode_key(key).map(|(_, pk, rk)| (pk, rk))?,
+    };
+    // (the keys go into the entity; the rare second attempts decode them again)
+    let decoded = match heap_in_hand {
+        Some(heap) => match codec::decode_entity(pk, rk, head, Some(heap)) {
+            Ok(e) => return Ok(Some((e, false))),
+            // one of another write in hand: read it now
+            Err(_) => decode_key(key).and_then(|(_, pk, rk)| decode_head(store, key, pk, rk, head)),
+        },
+        None => decode_head(store, key, pk, rk, head),
     };
     match decoded {
-        Ok(e) => Ok(Some((e, false))),
-        Err(StoreError::Torn) => Ok(reread_torn(store, stripes, table_id, key, &pk, &rk)?.map(|e| (e, true))),
+        Ok((e, _)) => Ok(Some((e, false))),
+        Err(StoreError::Torn) => {
+            let (_, pk, rk) = decode_key(key)?;
+            Ok(reread_torn(store, stripes, table_id, key, &pk, &rk)?.map(|e| (e, true)))
+        }
         Err(e) => Err(e),
     }
 }

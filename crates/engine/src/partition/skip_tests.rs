@@ -175,7 +175,7 @@ fn values() -> impl Strategy<Value = Values> {
         .prop_map(|(tag, count, ratio, when, ticks)| Values { tag, count, ratio, when, ticks })
 }
 
-const FILTERS: [&str; 22] = [
+const FILTERS: [&str; 23] = [
     "Tag eq 'needle'",
     "Count lt 0 or Count gt 45",
     "Tag eq 'needle' or Count eq 25",
@@ -198,6 +198,7 @@ const FILTERS: [&str; 22] = [
     "Timestamp ge datetime'2024-01-01T00:00:00.0000990Z' and Count lt 10",
     "When ge datetime'2024-01-01T00:00:00Z'",
     "Count ne 3 and Count lt 2",
+    "RowKey ge 'r0400' and Timestamp lt datetime'2024-01-01T00:00:00.0000500Z'",
 ];
 
 #[derive(Debug, Clone)]

@@ -273,6 +273,17 @@ pub fn heap_needed(head: &[u8]) -> Result<Option<Ticks>, StoreError> {
     Ok(matches!(p.heap, Heap::Missing).then_some(p.timestamp))
 }
 
+/// The Timestamp of a head, which every version keeps right after its version byte,
+/// read without the rest; `None` for a head of no known version or too short for it.
+pub fn head_timestamp(head: &[u8]) -> Option<Ticks> {
+    match head.split_first()? {
+        (&(VERSION | ENTITY_V2 | ENTITY_V3), rest) => {
+            Some(Ticks(i64::from_be_bytes(*rest.first_chunk::<8>()?)))
+        }
+        _ => None,
+    }
+}
+
 /// Decodes an entity from its head and, when [`heap_needed`] says it has one, its
 /// heap, with the keys taken from the store key. A heap of another write than the
 /// head's is [`StoreError::Torn`].

@@ -54,6 +54,9 @@ phase "clippy" clippy_check
 # file left behind.
 phase "fuzz check" cargo check --locked --manifest-path fuzz/Cargo.toml
 phase "cargo test" cargo test --locked --workspace
+# The crates' documentation builds without warnings: no link to an item that is gone
+# or that the page cannot show (a private one).
+phase "rustdoc" env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked --workspace
 # The filter's recursive passes again in an optimised build, whose inlining makes
 # frames larger: the largest trees must still fit a quarter of a worker's stack.
 phase "filter, optimised" cargo test --release --locked -p aztable-wire --lib filter::

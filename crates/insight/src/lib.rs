@@ -6,7 +6,7 @@
 //! metrics ([`prom`]).
 //!
 //! The hot path (a point read, an insert) costs a few relaxed atomic adds, a read lock
-//! of one of [`TABLE_SHARDS`] table shards and the lock of one of a table's partition
+//! of one of `TABLE_SHARDS` table shards and the lock of one of a table's partition
 //! shards: no lock shared by every request. Memory is bounded ([`MAX_TABLES`] tables,
 //! [`table::MAX_PARTITIONS`] partitions and [`table::MAX_FILTERS`] filters each); what
 //! is not tracked is counted. Pure: no I/O, no async.

@@ -1,5 +1,5 @@
 //! Value encoding: the compact binary form of table records, entities (timestamp and
-//! custom properties; the keys live in the store key, see [`entity`]) and counters.
+//! custom properties; the keys live in the store key, see `entity`) and counters.
 //!
 //! Layout (lengths and counts are LEB128 varints, fixed-width numbers big-endian):
 //!

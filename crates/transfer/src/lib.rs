@@ -1,5 +1,5 @@
 //! `aztable export` and `aztable import`: a table or an account as JSON lines (one
-//! entity a line, typed; see [`format`]), read from or written to a running server
+//! entity a line, typed; see [`mod@format`]), read from or written to a running server
 //! (over HTTP with the account key) or the data directory of a stopped one; and
 //! Azurite's table database as an import source and an export destination, to migrate
 //! either way ([`azurite`]).

@@ -14,7 +14,7 @@ const TUNNELLED: [&str; 4] = ["MERGE", "PUT", "DELETE", "PATCH"];
 /// Applies `X-HTTP-Method` tunnelling to a request's verb (top-level and inside a
 /// batch alike): only on POST, once, with MERGE, PUT, DELETE or PATCH. `values` are the
 /// header's values in order (`None` for one that is not text). The answer is `verb`
-/// itself or one of [`TUNNELLED`], so it lives as long as `verb`, not as the values.
+/// itself or one of `TUNNELLED`, so it lives as long as `verb`, not as the values.
 pub fn tunnelled_method<'a, 'v>(
     verb: &'a str,
     mut values: impl Iterator<Item = Option<&'v str>>,

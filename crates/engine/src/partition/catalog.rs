@@ -130,7 +130,7 @@ impl Catalog {
     }
 
     /// Looks a table up by name (case-insensitive). Every entity operation starts
-    /// here, so found tables are remembered in [`CatalogCache`].
+    /// here, so found tables are remembered in `CatalogCache`.
     pub fn lookup_table(&self, account: &str, name: &str) -> Result<Option<TableInfo>, PartitionError> {
         let key = keys::table_key(account, name);
         if let Some(info) = self.cache.get(&key) {
@@ -223,7 +223,7 @@ impl Catalog {
     /// listing whose matches are used up ends without a continuation, as the service's
     /// does (`TableName ge 'a' and TableName lt 'b'` with `$top`: its last full page has
     /// none), instead of making a client ask for an empty page. A page also ends after
-    /// [`MAX_TABLES_EXAMINED`] tables were read (looked-ahead ones included), with a
+    /// `MAX_TABLES_EXAMINED` tables were read (looked-ahead ones included), with a
     /// continuation where it stopped.
     pub fn list_tables(
         &self,

@@ -157,7 +157,7 @@ impl Entities {
     /// filter's key ranges, narrowed to the caller's rows, bound the scan; the filter
     /// itself is applied to every entity scanned.
     ///
-    /// The first [`EXAMINED_IN_PLACE`] rows are scanned in place: a range query is
+    /// The first `EXAMINED_IN_PLACE` rows are scanned in place: a range query is
     /// done by then, and handing it to another thread would cost more than the scan
     /// (range queries: +50 % server CPU). A page that needs more continues from where
     /// that part stopped on the blocking pool, so a long scan never holds an async

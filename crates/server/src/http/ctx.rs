@@ -1,6 +1,6 @@
 //! [`RequestCtx`]: what every handler knows about the request it serves (account,
 //! request id, served version, URLs for OData annotations, the SAS grant), with the
-//! `x-ms-version` check that fills it (the request id is [`super::request_id`]'s).
+//! `x-ms-version` check that fills it (the request id is `request_id`'s).
 
 use aztable_engine::service::Caller;
 use aztable_model::error::{ApiError, ErrorCode};

@@ -125,7 +125,7 @@ impl Drop for Share<'_> {
 /// [`MAX_HEADER_COUNT`], and the path's percent-escapes (`%` and two hex digits; `%G1`
 /// is 400 `InvalidUri`). `header_count` is the number of header values, `header_bytes` their size: names, values and 4 bytes of
 /// separators (`: ` and CRLF) for each (summed by the caller's pass over them,
-/// [`super::request::Head`]).
+/// `request::Head`).
 pub fn check_head(uri: &http::Uri, header_count: usize, header_bytes: usize) -> Result<(), ApiError> {
     let uri_len = uri.path_and_query().map_or(0, |p| p.as_str().len());
     if uri_len > MAX_URI_LEN {

@@ -1,7 +1,7 @@
 //! FRONT END: the only module that uses hyper. `server` hands every request from hyper
-//! straight to [`dispatch::dispatch`] (the tests without a socket call it too), which
+//! straight to `dispatch::dispatch` (the tests without a socket call it too), which
 //! resolves the account, checks the version,
-//! authenticates, routes to an [`endpoint::Endpoint`] and calls one handler; handlers
+//! authenticates, routes to an [`aztable_wire::endpoint::Endpoint`] and calls one handler; handlers
 //! only translate between HTTP and `service` calls.
 
 mod body;

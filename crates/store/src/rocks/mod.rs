@@ -2,7 +2,7 @@
 //! that names `rocksdb`.
 //!
 //! Entity heaps ([`keys::is_heap_key`]) live in a column family of their own,
-//! [`HEAPS_CF`], with smaller blocks than everything else (see [`HEAP_BLOCK_BYTES`]);
+//! `HEAPS_CF`, with smaller blocks than everything else (see `options::HEAP_BLOCK_BYTES`);
 //! the rest of the crate sees one ordered key space: a write batch spans both column
 //! families atomically (one WAL), and a scan whose range holds keys of both merges
 //! them. A directory created before the split keeps one column family and is read and

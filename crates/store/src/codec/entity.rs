@@ -275,6 +275,7 @@ pub fn heap_needed(head: &[u8]) -> Result<Option<Ticks>, StoreError> {
 
 /// The Timestamp of a head, which every version keeps right after its version byte,
 /// read without the rest; `None` for a head of no known version or too short for it.
+#[inline]
 pub fn head_timestamp(head: &[u8]) -> Option<Ticks> {
     match head.split_first()? {
         (&(VERSION | ENTITY_V2 | ENTITY_V3), rest) => {
@@ -428,11 +429,10 @@ pub(super) fn project_v3_head<'a>(
         }
         None
     }
-    let (&version, rest) = head.split_first()?;
-    if version != ENTITY_V3 {
+    if head.first() != Some(&ENTITY_V3) {
         return None;
     }
-    let timestamp = Ticks(i64::from_be_bytes(*rest.first_chunk::<8>()?));
+    let timestamp = head_timestamp(head)?;
     let mut at = 9;
     let count = var(head, &mut at)?;
     let heap_len = var(head, &mut at)?;

@@ -347,6 +347,10 @@ pub fn decode_entity_view<'a>(
 /// a scan needs to evaluate a filter before paying for the whole entity. `slots` must
 /// be at least as long as `wanted`. Returns the timestamp, or `None` when a wanted
 /// value is in the heap and no heap was given.
+///
+/// A well-formed v3 head whose wanted values are all in it is read only up to the last
+/// of them: the rest is not checked, so a head damaged after them is projected rather
+/// than refused (a scan decodes a row it keeps in full, which refuses it then).
 pub fn decode_projection<'a>(
     head: &'a [u8],
     heap: Option<&'a [u8]>,
@@ -372,28 +376,28 @@ pub(super) fn decode_projection_general<'a>(
     }
     for _ in 0..p.count {
         let (name, tag) = p.next_header()?;
-        match wanted.iter().position(|w| same_name(w.as_bytes(), name)) {
-            Some(i) => {
+        // (names are unique in a stored entity; were one repeated, the first wins, as in
+        // `Entity::get`, and the others are passed over)
+        let slot = wanted.iter().position(|w| same_name(w.as_bytes(), name)).and_then(|i| slots.get_mut(i));
+        match slot {
+            Some(slot @ None) => {
                 let Some(v) = p.value_ref(tag)? else {
                     return Ok(None);
                 };
-                // (names are unique in a stored entity; were one repeated, the first wins,
-                // as in `Entity::get`)
-                if let Some(slot @ None) = slots.get_mut(i) {
-                    *slot = Some(v);
-                }
+                *slot = Some(v);
             }
-            None => p.skip(tag)?,
+            _ => p.skip(tag)?,
         }
     }
     p.finish()?;
     Ok(Some(p.timestamp))
 }
 
-/// The hot case of [`decode_projection`], one tight pass over a well-formed v3 head
-/// whose wanted values are all in the head. `None` sends anything else (other versions,
-/// a wanted heap value, any malformed byte) to the general decoder, which gives the same
-/// answer or the error; this path only ever accepts heads the general one accepts.
+/// The hot case of [`decode_projection`], one tight pass over a v3 head whose wanted
+/// values are all in the head, stopping once every wanted name has its value. `None`
+/// sends anything else (other versions, a wanted heap value, any malformed byte before
+/// that point) to the general decoder, which gives the same answer or the error; where
+/// the general decoder accepts the head, this path gives its answer or `None`.
 #[inline]
 pub(super) fn project_v3_head<'a>(
     head: &'a [u8],
@@ -444,6 +448,8 @@ pub(super) fn project_v3_head<'a>(
         None => u64::MAX,
     });
     let mut want = Wanted { names: wanted, slots };
+    // wanted names not met yet: none left, the rest of the head is not read
+    let mut missing = wanted.len();
     // whether a heap value is not empty (then there must be a heap)
     let mut out_bytes = false;
     for _ in 0..count {
@@ -470,8 +476,13 @@ pub(super) fn project_v3_head<'a>(
         };
         let value_at = at;
         at = at.checked_add(len)?;
-        if marks & name_mark(name_len, *head.get(name_at)?) != 0 {
-            want.take(head.get(name_at..name_at + name_len)?, tag, head.get(value_at..at)?)?;
+        if marks & name_mark(name_len, *head.get(name_at)?) != 0
+            && want.take(head.get(name_at..name_at + name_len)?, tag, head.get(value_at..at)?)?
+        {
+            missing -= 1;
+            if missing == 0 {
+                return Some(timestamp);
+            }
         }
     }
     // (with no heap at all, the general decoder rejects any heap value that is not empty)
@@ -511,11 +522,11 @@ impl<'a> Wanted<'_, '_, 'a> {
         self.names.iter().position(|w| same_name(w.as_bytes(), name))
     }
 
-    /// Keeps `value` (with its `tag`) when `name` is wanted; `None` for a value its tag
-    /// does not allow.
+    /// Keeps `value` (with its `tag`) when `name` is wanted and its slot still empty
+    /// (`true`: a slot was filled); `None` for a value its tag does not allow.
     #[inline(never)]
-    fn take(&mut self, name: &[u8], tag: u8, value: &'a [u8]) -> Option<()> {
-        let Some(i) = self.position(name) else { return Some(()) };
+    fn take(&mut self, name: &[u8], tag: u8, value: &'a [u8]) -> Option<bool> {
+        let Some(i) = self.position(name) else { return Some(false) };
         let v = match tag {
             TAG_STRING => EdmRef::String(std::str::from_utf8(value).ok()?),
             TAG_BINARY => EdmRef::Binary(value),
@@ -530,10 +541,13 @@ impl<'a> Wanted<'_, '_, 'a> {
             },
             _ => EdmRef::Guid(value.try_into().ok()?),
         };
-        if let Some(slot @ None) = self.slots.get_mut(i) {
-            *slot = Some(v);
-        }
-        Some(())
+        Some(match self.slots.get_mut(i) {
+            Some(slot @ None) => {
+                *slot = Some(v);
+                true
+            }
+            _ => false,
+        })
     }
 }
 

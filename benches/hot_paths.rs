@@ -16,6 +16,18 @@ use std::hint::black_box;
 /// A ~1 KB entity body like the load tool's.
 fn entity_body(pk: &str, rk: &str) -> Vec<u8> {
     let data: String = (0..850u32).map(|i| char::from(b'a' + (i * 7 % 26) as u8)).collect();
+    entity_body_with(pk, rk, &data)
+}
+
+/// [`entity_body`] with its long string in Japanese (283 three-byte characters): text that
+/// is not ASCII takes UTF-8 validation's slow path.
+fn entity_body_non_ascii(pk: &str, rk: &str) -> Vec<u8> {
+    let data: String =
+        (0..283u32).map(|i| ['日', '本', '語', 'の', '文', '章', 'テ', 'ス'][(i % 8) as usize]).collect();
+    entity_body_with(pk, rk, &data)
+}
+
+fn entity_body_with(pk: &str, rk: &str, data: &str) -> Vec<u8> {
     format!(
         "{{\"PartitionKey\":\"{pk}\",\"RowKey\":\"{rk}\",\"Data\":\"{data}\",\"Count\":42,\
          \"Big@odata.type\":\"Edm.Int64\",\"Big\":\"1234567890123\",\"Ratio\":0.5,\"Flag\":true,\
@@ -65,6 +77,15 @@ fn point_read(c: &mut Criterion) {
             entity_response(&v, "mytable", Metadata::Minimal, None, &urls)
         })
     });
+    let parsed = parse_entity(&entity_body_non_ascii("p0000042", "r000042000")).expect("valid entity");
+    let e = Entity { properties: parsed.properties, ..e };
+    let enc = encode_entity(&e);
+    let (head, heap) = (enc.head.as_slice(), enc.heap.as_deref());
+    g.bench_function("decode_owned_non_ascii", |b| {
+        b.iter(|| {
+            decode_entity("p0000042".into(), "r000042000".into(), black_box(head), heap).expect("decodes")
+        })
+    });
     g.finish();
 }
 
@@ -73,6 +94,10 @@ fn odata(c: &mut Criterion) {
     let mut g = c.benchmark_group("odata");
     g.throughput(Throughput::Bytes(body.len() as u64));
     g.bench_function("parse_entity_1k", |b| b.iter(|| parse_entity(black_box(&body)).expect("parses")));
+    let non_ascii = entity_body_non_ascii("p0000042", "r000042000");
+    g.bench_function("parse_entity_1k_non_ascii", |b| {
+        b.iter(|| parse_entity(black_box(&non_ascii)).expect("parses"))
+    });
     let e = entity();
     let urls = Urls { base: "http://127.0.0.1:10002/devstoreaccount1", account: DEV_ACCOUNT };
     for (name, md) in [

@@ -213,7 +213,8 @@ impl<'a> Props<'a> {
             fixed => return self.dir.fixed_value_ref(fixed).map(Some),
         };
         if tag == TAG_STRING || tag == TAG_STRING_OUT {
-            let s = std::str::from_utf8(bytes).map_err(|_| self.dir.corrupt("invalid UTF-8"))?;
+            // (SIMD validation: a long value is most of a decoded entity's bytes)
+            let s = simdutf8::basic::from_utf8(bytes).map_err(|_| self.dir.corrupt("invalid UTF-8"))?;
             Ok(Some(EdmRef::String(s)))
         } else {
             Ok(Some(EdmRef::Binary(bytes)))
@@ -528,7 +529,7 @@ impl<'a> Wanted<'_, '_, 'a> {
     fn take(&mut self, name: &[u8], tag: u8, value: &'a [u8]) -> Option<bool> {
         let Some(i) = self.position(name) else { return Some(false) };
         let v = match tag {
-            TAG_STRING => EdmRef::String(std::str::from_utf8(value).ok()?),
+            TAG_STRING => EdmRef::String(simdutf8::basic::from_utf8(value).ok()?),
             TAG_BINARY => EdmRef::Binary(value),
             super::TAG_INT32 => EdmRef::Int32(i32::from_be_bytes(value.try_into().ok()?)),
             super::TAG_INT64 => EdmRef::Int64(i64::from_be_bytes(value.try_into().ok()?)),

@@ -18,7 +18,9 @@
 # (20,000 entities, `Tag eq 'needle'`), filtered-walk (`not (Count ge 0 and Count le 1000000)`:
 # every row read),
 # range-query (10 rows). N (operations; a
-# filtered-scan operation is a full pass), PRELOAD, CONNECTIONS (1), WARMUP, BIN, OUT.
+# filtered-scan operation is a full pass), PRELOAD, CONNECTIONS (1), WARMUP, BIN, OUT,
+# VG_EXTRA (more valgrind options: `--dump-instr=yes` counts each instruction, for
+# `callgrind_annotate --auto=yes` or objdump beside the counts).
 set -u
 BIN=${BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/aztable/target}/release}
 OUT=${OUT:-$(mktemp -d)}
@@ -62,7 +64,7 @@ measure() {
   out="$OUT/$label.$name.out"
   rm -f "$out"*
   data=$(mktemp -d)
-  local vg=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$out")
+  local vg=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$out" ${VG_EXTRA:-})
   case $label in
     aztable) "${vg[@]}" "$BIN/aztable" --tablePort "$PORT" --location "$data" --silent \
                >"$OUT/$label.$name.log" 2>&1 & ;;

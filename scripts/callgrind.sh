@@ -64,6 +64,8 @@ measure() {
   out="$OUT/$label.$name.out"
   rm -f "$out"*
   data=$(mktemp -d)
+  # (VG_EXTRA split into words on purpose: several options)
+  # shellcheck disable=SC2206
   local vg=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$out" ${VG_EXTRA:-})
   case $label in
     aztable) "${vg[@]}" "$BIN/aztable" --tablePort "$PORT" --location "$data" --silent \

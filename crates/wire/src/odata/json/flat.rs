@@ -18,7 +18,8 @@ use std::cell::Cell;
 pub(super) fn flat_members(body: &[u8]) -> Option<Vec<Member<'_>>> {
     // UTF-8 checked once for the whole body (a body that is not UTF-8 is no JSON
     // serde_json accepts either); strings are then cut from it at their quotes, which
-    // are character boundaries (SIMD validation: 3-4x std's on ASCII)
+    // are character boundaries (SIMD validation: a third less time to parse a 1 KB body
+    // of Japanese text, ASCII unchanged)
     let text = simdutf8::basic::from_utf8(body).ok()?;
     let mut r = Reader { body, text, at: 0 };
     r.skip_ws();

@@ -1,8 +1,10 @@
 //! Criterion benches of the per-request hot paths: storage key encoding, entity JSON
-//! decode/encode, a cached point read's decode and render, `$filter` parse + evaluation, `$batch` parsing of a 100-operation change
-//! set, SharedKey signature verification, the partition advisor, filtered scans' passes over
-//! 20,000 entities (one a value summary narrows, one reading every row), and a point lookup of a head and heap straight from RocksDB in a table
-//! far larger than its caches. Run with `cargo bench --bench hot_paths`.
+//! decode/encode (ASCII and Japanese text), a cached point read's decode and render,
+//! `$filter` parse + evaluation, `$batch` parsing of a 100-operation change set, SharedKey
+//! signature verification, the partition advisor, filtered scans' passes over 20,000
+//! entities (one a value summary narrows, one reading every row), and a point lookup of a
+//! head and heap straight from RocksDB in a table far larger than its caches. Run with
+//! `cargo bench --bench hot_paths`.
 
 use aztable_model::entity::Entity;
 use aztable_model::time::Ticks;

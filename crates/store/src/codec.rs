@@ -15,8 +15,8 @@
 mod entity;
 
 pub use entity::{
-    decode_entity, decode_entity_view, decode_projection, encode_entity, head_timestamp, head_values,
-    heap_needed, string_in_head, EncodedEntity, HeadNeedle,
+    decode_entity, decode_entity_view, decode_projection, encode_entity, head_fields, head_timestamp,
+    head_values, heap_needed, string_in_head, EncodedEntity, HeadNeedle,
 };
 
 use super::StoreError;

@@ -248,6 +248,20 @@ pub fn head_values<'a>(
     head: &'a [u8],
     mut visit: impl FnMut(&'a [u8], EdmRef<'a>),
 ) -> Result<Ticks, StoreError> {
+    head_fields(head, |name, value| {
+        if let Some(value) = value {
+            visit(name, value);
+        }
+    })
+}
+
+/// Calls `visit` with the name of every property a head names, in stored order, and its
+/// value where the head holds it whole (as [`head_values`]; `None` for a longer String
+/// or a Binary). Returns the entity's Timestamp. What a summary's columns record.
+pub fn head_fields<'a>(
+    head: &'a [u8],
+    mut visit: impl FnMut(&'a [u8], Option<EdmRef<'a>>),
+) -> Result<Ticks, StoreError> {
     let mut p = Props::open(head, None)?;
     for _ in 0..p.count {
         let (name, tag) = p.next_header()?;
@@ -259,9 +273,7 @@ pub fn head_values<'a>(
             },
             fixed => Some(p.dir.fixed_value_ref(fixed)?),
         };
-        if let Some(value) = value {
-            visit(name, value);
-        }
+        visit(name, value);
     }
     p.finish()?;
     Ok(p.timestamp)

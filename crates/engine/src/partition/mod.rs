@@ -28,6 +28,7 @@
 
 mod cache;
 mod catalog;
+mod columns;
 mod commit;
 mod migrate;
 mod read;

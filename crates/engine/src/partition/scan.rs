@@ -8,8 +8,10 @@
 //! to another write is re-read under the partition lock, and the filter sees it again.
 //!
 //! A filter requiring `P eq 'value'`, or comparing a number or date, seeks past runs of
-//! rows that the table's value summary (`skip.rs`) rules out; the first scan that could
-//! use a summary the table lacks starts its build.
+//! rows that the table's value summary (`skip.rs`) rules out; a filter that reads
+//! neither key is also evaluated on the summary's columns (`columns.rs`), and seeks past
+//! runs where it keeps no row. The first scan that could use a summary the table lacks
+//! starts its build.
 
 use super::catalog::Catalog;
 use super::read::{decode_head, reread_torn};
@@ -84,6 +86,9 @@ pub struct ScanPage {
     /// Rows (as counted when the summary was built) of the runs the page skipped
     /// because the table's value summary ruled them out.
     pub skipped: u64,
+    /// Rows of `examined` whose filter was evaluated on the summary's columns, so they
+    /// were not read.
+    pub from_columns: usize,
 }
 
 /// Properties a projection can hold; a filter names at most 15 (one per comparison).
@@ -128,10 +133,10 @@ impl Scans {
     /// `keep` is true. Stops early once `scan.max_examined` entities were read or
     /// [`SCAN_TIME_BUDGET`] has passed (possibly with no entity kept: an empty page with a
     /// continuation is legal), returning a continuation so the client can resume.
-    pub fn scan_entities(
+    pub fn scan_entities<K: FnMut(&dyn Row) -> bool>(
         &self,
         scan: &Scan<'_>,
-        mut keep: impl FnMut(&dyn Row) -> bool,
+        mut keep: K,
     ) -> Result<ScanPage, PartitionError> {
         let info =
             self.catalog.lookup_table(scan.account, scan.table)?.ok_or(PartitionError::TableNotFound)?;
@@ -160,54 +165,109 @@ impl Scans {
             rk: String::new(),
         };
         // the runs of rows to read: all of them, unless a summary rules some out
-        let walk = needs.and_then(|n| n.probe.as_ref()).and_then(|probe| {
-            let walk = self.summaries.walk(info.id, &from, &to, probe);
-            if walk.is_none() && self.summaries.begin(info.id) {
-                self.summaries.spawn_build(Arc::downgrade(&self.store), Arc::clone(&self.stripes), info.id);
-            }
-            walk
-        });
-        let (ranges, skipped) = match walk {
-            Some(walk) => (walk.ranges, walk.skipped_rows),
-            None => (vec![(from, to)], 0),
+        let probe = needs.and_then(|n| n.probe.as_ref());
+        // (a filter of the keys is cut to ranges by the planner; columns do not hold keys)
+        let names = needs.filter(|n| !n.keys).map(|n| n.properties.as_slice());
+        let walk = (probe.is_some() || names.is_some())
+            .then(|| {
+                let walk = self.summaries.walk(info.id, &from, &to, probe, names.is_some());
+                if walk.is_none() && self.summaries.begin(info.id) {
+                    self.summaries.spawn_build(
+                        Arc::downgrade(&self.store),
+                        Arc::clone(&self.stripes),
+                        info.id,
+                    );
+                }
+                walk
+            })
+            .flatten();
+        let (ranges, skipped, columns) = match walk {
+            Some(walk) => (walk.ranges, walk.skipped_rows, walk.columns),
+            None => (vec![(from, to)], 0, Vec::new()),
         };
         let started = std::time::Instant::now();
         let mut page = ScanPage { skipped, ..ScanPage::default() };
-        let mut examined = 0usize;
+        // (counted here and by the columns below)
+        let examined = std::cell::Cell::new(0usize);
         let stopped = std::cell::Cell::new(false);
-        let mut visit = |k: &[u8], v: &[u8]| {
-            let over_budget = examined == scan.max_examined
-                || (examined % 256 == 255 && started.elapsed() >= SCAN_TIME_BUDGET);
+        let mut visit = |keep: &mut K, k: &[u8], v: &[u8]| {
+            let n = examined.get();
+            let over_budget =
+                n >= scan.max_examined || (n % 256 == 255 && started.elapsed() >= SCAN_TIME_BUDGET);
             if page.entities.len() == scan.limit || over_budget {
                 let (_, pk, rk) = decode_key(k)?;
                 page.next = Some((pk, rk));
                 stopped.set(true);
                 return Ok(false);
             }
-            examined += 1;
+            examined.set(n + 1);
             let kept = match needs {
                 // (slots for the names: most filters name one or two properties)
-                Some(needs) if needs.properties.len() <= 2 => {
-                    rows.keep_projected::<2>(k, v, needs, &mut keep)?
-                }
-                Some(needs) => rows.keep_projected::<MAX_PROJECTED>(k, v, needs, &mut keep)?,
-                None => rows.keep_whole(k, v, &mut keep)?,
+                Some(needs) if needs.properties.len() <= 2 => rows.keep_projected::<2>(k, v, needs, keep)?,
+                Some(needs) => rows.keep_projected::<MAX_PROJECTED>(k, v, needs, keep)?,
+                None => rows.keep_whole(k, v, keep)?,
             };
             if let Some(entity) = kept {
                 page.entities.push(entity);
             }
             Ok(true)
         };
-        for (start, end) in &ranges {
-            self.store.scan_with(start, end, &mut visit)?;
-            if stopped.get() {
-                break;
+        // Blocks whose columns rule every row out are passed over, their rows examined
+        // (within the page's budget, so the page is cut at a row read from the store,
+        // which its continuation names). The rows between them are read as the page goes,
+        // so a page that fills early evaluates few blocks ahead, and a filter that keeps
+        // rows in block after block stops asking.
+        let mut columns = columns.into_iter().peekable();
+        let (mut asking, mut kept_in_a_row) = (true, 0);
+        let within_budget = |rows: usize| examined.get() + rows <= scan.max_examined;
+        'ranges: for (start, end) in &ranges {
+            let mut pos = start.clone();
+            while let Some(block) = columns.next_if(|c| c.start < *end) {
+                let Some(names) = names.filter(|_| asking) else { continue };
+                if block.end <= pos {
+                    continue;
+                }
+                if !within_budget(block.rows()) {
+                    asking = false;
+                    continue;
+                }
+                if !block.none_kept(names, &mut keep) {
+                    kept_in_a_row += 1;
+                    asking = kept_in_a_row < DENSE_BLOCKS;
+                    continue;
+                }
+                kept_in_a_row = 0;
+                let skip_from = block.start.as_slice().max(pos.as_slice());
+                if pos.as_slice() < skip_from {
+                    self.store.scan_with(&pos, skip_from, &mut |k, v| visit(&mut keep, k, v))?;
+                    if stopped.get() {
+                        break 'ranges;
+                    }
+                    if !within_budget(block.rows()) {
+                        // the rows read meanwhile spent the budget: read on from here
+                        asking = false;
+                        continue;
+                    }
+                }
+                examined.set(examined.get() + block.rows());
+                page.from_columns += block.rows();
+                pos = block.end.as_slice().min(end.as_slice()).to_vec();
+            }
+            if pos < *end {
+                self.store.scan_with(&pos, end, &mut |k, v| visit(&mut keep, k, v))?;
+                if stopped.get() {
+                    break;
+                }
             }
         }
-        page.examined = examined;
+        page.examined = examined.get();
         Ok(page)
     }
 }
+
+/// Blocks in a row where a filter evaluated on columns kept a row, after which a page
+/// reads the rest without asking the columns (the filter keeps most rows).
+const DENSE_BLOCKS: usize = 4;
 
 /// The state of one scan as it meets rows.
 struct Rows<'a> {

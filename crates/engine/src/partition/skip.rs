@@ -25,6 +25,7 @@
 //! all summaries together stay under [`SUMMARY_BUDGET`] bytes; a table that would not
 //! fit is scanned row by row, as it is before its summary exists.
 
+use super::columns::{Columns, ColumnsBuilder};
 use super::stripes::Stripes;
 use aztable_model::{EdmRef, EdmValue};
 use aztable_store::{codec, keys, Store, StoreError, WriteBatch, WriteOp};
@@ -194,15 +195,32 @@ struct Facts {
 
 impl Facts {
     fn of_head(head: &[u8]) -> Result<Facts, StoreError> {
+        Facts::of_head_into(head, None)
+    }
+
+    /// A row's facts, its values also given to `columns` when the build keeps them.
+    fn of_head_into(head: &[u8], mut columns: Option<&mut ColumnsBuilder>) -> Result<Facts, StoreError> {
         let mut facts = Facts::default();
-        let timestamp = codec::head_values(head, |name, value| match value {
-            EdmRef::String(s) => facts.pairs.push(pair_hash(name, s.as_bytes())),
-            other => {
-                if let Some(scalar) = Scalar::stored(&other) {
-                    facts.scalars.push((name_hash(name), scalar));
+        if let Some(c) = columns.as_deref_mut() {
+            c.begin_row();
+        }
+        let timestamp = codec::head_fields(head, |name, value| {
+            if let Some(c) = columns.as_deref_mut() {
+                c.field(name, value.as_ref());
+            }
+            match value {
+                Some(EdmRef::String(s)) => facts.pairs.push(pair_hash(name, s.as_bytes())),
+                Some(other) => {
+                    if let Some(scalar) = Scalar::stored(&other) {
+                        facts.scalars.push((name_hash(name), scalar));
+                    }
                 }
+                None => {}
             }
         })?;
+        if let Some(c) = columns {
+            c.end_row(timestamp);
+        }
         facts.scalars.push((name_hash(b""), Scalar::DateTime(timestamp.0)));
         Ok(facts)
     }
@@ -306,6 +324,8 @@ struct Block {
     rows: u32,
     bloom: Bloom,
     spans: Spans,
+    /// Its rows' exact values, until a write reaches the block (`columns.rs`).
+    columns: Option<Arc<Columns>>,
 }
 
 impl Block {
@@ -314,6 +334,7 @@ impl Block {
             + self.start.capacity()
             + self.bloom.words.len() * 8
             + self.spans.spans.capacity() * std::mem::size_of::<Span>()
+            + self.columns.as_ref().map_or(0, |c| c.bytes())
     }
 
     /// Whether some row of the block can satisfy `probe`.
@@ -344,7 +365,14 @@ struct Summary {
     blocks: Vec<Block>,
     /// The table's head range end: where the last block ends.
     end: Vec<u8>,
+    /// What it holds (columns dropped since are still counted).
     bytes: usize,
+    /// Blocks built with columns, and those whose columns writes have dropped since.
+    with_columns: usize,
+    dropped: usize,
+    /// When its build ended, and how long it took.
+    built: Instant,
+    took: Duration,
 }
 
 impl Summary {
@@ -354,17 +382,35 @@ impl Summary {
         self.blocks.get_mut(i.checked_sub(1)?)
     }
 
-    /// Adds a row's `facts` to the block covering `key`; false once that block's filter
-    /// is saturated.
+    /// Adds a row's `facts` to the block covering `key`, whose columns no longer hold
+    /// every row; false once that block's filter is saturated.
     fn add(&mut self, key: &[u8], facts: &Facts) -> bool {
         match self.block_of(key) {
             Some(block) => {
                 facts.pairs.iter().for_each(|&h| block.bloom.add(h));
                 facts.scalars.iter().for_each(|&(name, v)| block.spans.widen(name, v));
-                !block.saturated()
+                let dropped = block.columns.take().is_some();
+                let keep = !block.saturated();
+                self.dropped += usize::from(dropped);
+                keep
             }
             None => true,
         }
+    }
+
+    /// Drops every column (the summary keeps its filters and spans within the budget).
+    fn strip_columns(&mut self) {
+        self.blocks.iter_mut().for_each(|b| b.columns = None);
+        self.bytes = self.blocks.iter().map(Block::bytes).sum::<usize>() + self.end.capacity();
+        self.with_columns = 0;
+        self.dropped = 0;
+    }
+
+    /// Whether writes have dropped the columns of most blocks, long enough after the
+    /// build (ten times its length, at least [`RETRY_AFTER`]) that building again costs
+    /// little: a scan that would read columns then builds the summary again.
+    fn stale(&self) -> bool {
+        self.dropped * 2 > self.with_columns && self.built.elapsed() >= (self.took * 10).max(RETRY_AFTER)
     }
 }
 
@@ -388,6 +434,9 @@ pub(super) struct Walk {
     pub(super) ranges: Vec<(Vec<u8>, Vec<u8>)>,
     /// Rows (as counted when their blocks were built) in the blocks skipped.
     pub(super) skipped_rows: u64,
+    /// The columns of the blocks within `ranges` that have them, in key order, when the
+    /// scan asked for them.
+    pub(super) columns: Vec<Arc<Columns>>,
 }
 
 /// Why a build ended without a summary.
@@ -487,14 +536,33 @@ impl Summaries {
     }
 
     /// The ranges within `[from, to)` of table `table_id` a scan keeping only rows that
-    /// satisfy `probe` must walk; `None` without a ready summary.
-    pub(super) fn walk(&self, table_id: u64, from: &[u8], to: &[u8], probe: &Probe) -> Option<Walk> {
+    /// satisfy `probe` (when it has one) must walk, with the blocks' columns when the
+    /// scan can evaluate its filter on them (`columns`); `None` without a ready summary,
+    /// or when a scan that wants columns finds the summary [`Summary::stale`] (it is
+    /// then dropped, so the scan starts building it again).
+    pub(super) fn walk(
+        &self,
+        table_id: u64,
+        from: &[u8],
+        to: &[u8],
+        probe: Option<&Probe>,
+        columns: bool,
+    ) -> Option<Walk> {
         if self.entries.load(Ordering::SeqCst) == 0 {
             return None;
         }
-        let tables = self.lock();
+        let mut tables = self.lock();
         let Some(Entry::Ready(summary)) = tables.get(&table_id) else { return None };
+        if columns && summary.stale() {
+            self.set(&mut tables, table_id, None);
+            return None;
+        }
+        let columns = columns && summary.dropped < summary.with_columns;
         let mut walk = Walk::default();
+        if probe.is_none() && !columns {
+            walk.ranges.push((from.to_vec(), to.to_vec()));
+            return Some(walk);
+        }
         let first = summary.blocks.partition_point(|b| b.start.as_slice() <= from).saturating_sub(1);
         let mut open: Option<Vec<u8>> = None;
         for (i, block) in summary.blocks.iter().enumerate().skip(first) {
@@ -502,8 +570,11 @@ impl Summaries {
             if block.start.as_slice() >= to {
                 break;
             }
-            if block.may_hold(probe) {
+            if probe.is_none_or(|p| block.may_hold(p)) {
                 open.get_or_insert_with(|| block.start.as_slice().max(from).to_vec());
+                if let Some(c) = block.columns.as_ref().filter(|_| columns && end > from) {
+                    walk.columns.push(Arc::clone(c));
+                }
             } else {
                 walk.skipped_rows += u64::from(block.rows);
                 if let Some(start) = open.take() {
@@ -569,8 +640,12 @@ impl Summaries {
     /// Builds the summary begun by [`Summaries::begin`] here: the write barrier over
     /// `stripes`, then one pass over the table.
     pub(super) fn build(&self, store: &Weak<dyn Store>, stripes: &[Mutex<()>], table_id: u64) {
+        let started = Instant::now();
         Summaries::wait_for_writers(stripes);
-        let built = self.read_blocks(store, table_id);
+        let built = self.read_blocks(store, table_id).map(|mut s| {
+            s.took = started.elapsed();
+            s
+        });
         self.finish(table_id, built);
     }
 
@@ -580,12 +655,13 @@ impl Summaries {
     }
 
     /// One pass over the table's heads, in chunks that each hold the store briefly;
-    /// it stops once the blocks sealed so far would not fit the budget.
+    /// once the blocks sealed so far would not fit the budget it drops their columns and
+    /// goes on without, and stops if they still would not fit.
     fn read_blocks(&self, store: &Weak<dyn Store>, table_id: u64) -> Result<Summary, BuildError> {
         let (table_start, end) = keys::table_heads_range(table_id);
         let mut blocks: Vec<Block> = Vec::new();
         let mut bytes = end.capacity();
-        let mut current = Pending::new(table_start.clone());
+        let mut current = Pending::new(table_start.clone(), true);
         let mut from = table_start;
         loop {
             if self.closed.load(Ordering::SeqCst) {
@@ -600,16 +676,21 @@ impl Summaries {
             store
                 .scan_with(&from, &end, &mut |key, head| {
                     if current.rows == BLOCK_ROWS {
-                        let next = Pending::new(key.to_vec());
-                        let block = std::mem::replace(&mut current, next).seal();
+                        let next = Pending::new(key.to_vec(), current.columns.is_some());
+                        let block = std::mem::replace(&mut current, next).seal(key);
                         bytes += block.bytes();
                         blocks.push(block);
                         if self.bytes.load(Ordering::Relaxed) + bytes > self.budget {
-                            over = true;
-                            return Ok(false);
+                            if current.columns.is_none() {
+                                over = true;
+                                return Ok(false);
+                            }
+                            current.columns = None;
+                            blocks.iter_mut().for_each(|b| b.columns = None);
+                            bytes = end.capacity() + blocks.iter().map(Block::bytes).sum::<usize>();
                         }
                     }
-                    let facts = Facts::of_head(head)?;
+                    let facts = Facts::of_head_into(head, current.columns.as_mut())?;
                     current.hashes.extend(facts.pairs);
                     facts.scalars.into_iter().for_each(|(name, v)| current.spans.widen(name, v));
                     current.rows += 1;
@@ -632,10 +713,19 @@ impl Summaries {
                 None => break,
             }
         }
-        let block = current.seal();
+        let block = current.seal(&end);
         bytes += block.bytes();
         blocks.push(block);
-        Ok(Summary { blocks, end, bytes })
+        let with_columns = blocks.iter().filter(|b| b.columns.is_some()).count();
+        Ok(Summary {
+            blocks,
+            end,
+            bytes,
+            with_columns,
+            dropped: 0,
+            built: Instant::now(),
+            took: Duration::ZERO,
+        })
     }
 
     /// Installs a built summary with the pairs written meanwhile, or records the
@@ -656,6 +746,10 @@ impl Summaries {
                 for (key, facts) in &pending {
                     keep &= summary.add(key, facts);
                 }
+                if self.bytes.load(Ordering::Relaxed) + summary.bytes > self.budget {
+                    summary.strip_columns();
+                }
+                summary.built = Instant::now();
                 if self.bytes.load(Ordering::Relaxed) + summary.bytes > self.budget {
                     Entry::Failed { until: Instant::now() + RETRY_OVER_BUDGET }
                 } else if keep {
@@ -685,25 +779,30 @@ impl Summaries {
     }
 }
 
-/// A block being built: its start and the pairs of its rows so far.
+/// A block being built: its start and the pairs of its rows so far, and its columns
+/// while the build keeps them.
 struct Pending {
     start: Vec<u8>,
     rows: u32,
     hashes: Vec<u64>,
     spans: Spans,
+    columns: Option<ColumnsBuilder>,
 }
 
 impl Pending {
-    fn new(start: Vec<u8>) -> Pending {
-        Pending { start, rows: 0, hashes: Vec::new(), spans: Spans::default() }
+    fn new(start: Vec<u8>, columns: bool) -> Pending {
+        let columns = columns.then(ColumnsBuilder::default);
+        Pending { start, rows: 0, hashes: Vec::new(), spans: Spans::default(), columns }
     }
 
-    fn seal(mut self) -> Block {
+    /// The block, which ends at `end`.
+    fn seal(mut self, end: &[u8]) -> Block {
         self.hashes.sort_unstable();
         self.hashes.dedup();
         let mut bloom = Bloom::sized_for(self.hashes.len());
         self.hashes.iter().for_each(|&h| bloom.add(h));
-        Block { start: self.start, rows: self.rows, bloom, spans: self.spans }
+        let columns = self.columns.map(|c| Arc::new(c.seal(self.start.clone(), end.to_vec())));
+        Block { start: self.start, rows: self.rows, bloom, spans: self.spans, columns }
     }
 }
 

@@ -67,7 +67,7 @@ fn is_ready(p: &Partitions) -> bool {
 }
 
 /// Every (PartitionKey, RowKey) a scan with `needs` keeps, following continuations,
-/// with the rows the pages skipped; pages hold at most `limit` and examine at most
+/// with the rows the pages skipped or evaluated on columns (not read); pages hold at most `limit` and examine at most
 /// `budget`.
 fn scan_all(
     p: &Partitions,
@@ -93,7 +93,7 @@ fn scan_all(
         let page = p.scans().scan_entities(&scan, &keep).unwrap();
         assert!(page.entities.len() <= limit);
         assert!(page.examined <= budget);
-        skipped += page.skipped;
+        skipped += page.skipped + page.from_columns as u64;
         found.extend(page.entities.into_iter().map(|e| (e.partition_key, e.row_key)));
         match page.next {
             Some(next) => resume = Some(next),
@@ -141,6 +141,12 @@ fn typed(pk: &str, rk: &str, v: &Values) -> Entity {
     if v.when {
         properties.push(("When".into(), EdmValue::String("2024-01-01T00:00:00Z".into())));
     }
+    if let Some(flag) = v.flag {
+        properties.push(("Flag".into(), EdmValue::Boolean(flag)));
+    }
+    if v.late {
+        properties.push(("Late".into(), EdmValue::Int32(1)));
+    }
     Entity {
         partition_key: pk.into(),
         row_key: rk.into(),
@@ -161,6 +167,9 @@ struct Values {
     ratio: Option<i32>,
     /// a String named like a date property
     when: bool,
+    flag: Option<bool>,
+    /// a property no preloaded row has: a block's columns must learn of it
+    late: bool,
     ticks: i64,
 }
 
@@ -170,12 +179,13 @@ fn values() -> impl Strategy<Value = Values> {
         prop_oneof![8 => (0..50i32).prop_map(|n| Some(Ok(n))), 1 => (-5..60i32).prop_map(|n| Some(Err(n))), 1 => Just(None)],
         prop_oneof![3 => (0..20i32).prop_map(Some), 1 => Just(None)],
         prop::bool::weighted(0.05),
+        prop_oneof![Just(None), Just(Some(false)), Just(Some(true))],
         0..1000i64,
     )
-        .prop_map(|(tag, count, ratio, when, ticks)| Values { tag, count, ratio, when, ticks })
+        .prop_map(|(tag, count, ratio, when, flag, ticks)| Values { tag, count, ratio, when, flag, late: false, ticks })
 }
 
-const FILTERS: [&str; 23] = [
+const FILTERS: [&str; 29] = [
     "Tag eq 'needle'",
     "Count lt 0 or Count gt 45",
     "Tag eq 'needle' or Count eq 25",
@@ -199,6 +209,12 @@ const FILTERS: [&str; 23] = [
     "When ge datetime'2024-01-01T00:00:00Z'",
     "Count ne 3 and Count lt 2",
     "RowKey ge 'r0400' and Timestamp lt datetime'2024-01-01T00:00:00.0000500Z'",
+    "Flag eq true and Count ne 3 and Count lt 2",
+    "not (Flag eq false) and not (Count le 45)",
+    "Flag ne true or Count gt 48 or Timestamp lt datetime'2024-01-01T00:00:00.0000020Z'",
+    "not (Count ge 0 and Count le 48) and Ratio ne 2.0",
+    "Late eq 1 and Count ne 7",
+    "not (Late ne 1) or Count eq 25",
 ];
 
 #[derive(Debug, Clone)]
@@ -211,7 +227,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0..3u8, 0..900u16, values()).prop_map(|(pk, rk, values)| Op::Put { pk, rk, values }),
+        6 => (0..3u8, 0..900u16, values(), prop::bool::ANY)
+            .prop_map(|(pk, rk, values, late)| Op::Put { pk, rk, values: Values { late, ..values } }),
         2 => (0..3u8, 0..900u16).prop_map(|(pk, rk)| Op::Delete { pk, rk }),
         1 => Just(Op::Build),
         2 => (0..FILTERS.len(), 1..50usize, 1..400usize).prop_map(|(filter, limit, budget)| Op::Query { filter, limit, budget }),
@@ -311,7 +328,7 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
             needs: Some(&needs),
         };
         let page = p.scans().scan_entities(&scan, |row| compiled.eval(row)).unwrap();
-        (page.entities.len(), page.skipped)
+        (page.entities.len(), page.skipped + page.from_columns as u64)
     };
     let block = u64::from(BLOCK_ROWS);
     // the last block alone holds Count >= 9 * BLOCK_ROWS
@@ -329,8 +346,58 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
         (BLOCK_ROWS as usize + 3, 8 * block)
     );
     // ... and none where one side rules nothing out
-    assert_eq!(skipped("Count lt 0 or Count ne 5"), (rows as usize - 1, 0));
-    assert_eq!(skipped("not (Count ge 0)"), (0, 0));
+    assert_eq!(skipped("Count lt 2 or Count ne 5"), (rows as usize - 1, 0));
+    // a filter no span rules out is evaluated on the blocks' columns: every block whose
+    // rows it all rejects is passed over
+    assert_eq!(skipped("not (Count ge 0)"), (0, 10 * block));
+    assert_eq!(skipped(&format!("Count ne {} and Count ne 5", BLOCK_ROWS + 1)), (rows as usize - 2, 0));
+    assert_eq!(skipped("Count ne 5 and Count lt 200"), (199, 8 * block));
+    // ... unless it reads a String (columns hold none)
+    assert_eq!(skipped("not (Count ge 0) and Tag ne 'x'"), (0, 0));
+}
+
+#[test]
+fn writes_drop_the_columns_of_their_blocks_only() {
+    let p = Partitions::new(Arc::new(MemStore::new()));
+    p.catalog().create_table("a", "tbl").unwrap();
+    let rows = 6 * BLOCK_ROWS;
+    let row = |i: u32, count: i32| {
+        let mut e = entity("p", &format!("r{i:05}"), "hay", "x");
+        e.properties.push(("Count".into(), EdmValue::Int32(count)));
+        e.properties.push(("Flag".into(), EdmValue::Boolean(i % 2 == 0)));
+        e
+    };
+    for i in 0..rows {
+        put(&p, &row(i, 1));
+    }
+    summarize(&p);
+    let walk = |filter: &str| {
+        let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).unwrap());
+        let needs = Needs::new(compiled.names().to_vec(), false, compiled.requirement().as_ref());
+        let (found, skipped) = scan_all(&p, &needs, 1000, 100_000, |row| compiled.eval(row));
+        (found.into_iter().map(|(_, rk)| rk).collect::<Vec<_>>(), skipped)
+    };
+    let block = u64::from(BLOCK_ROWS);
+    assert_eq!(walk("not (Count eq 1)"), (vec![], 6 * block));
+    assert_eq!(walk("Flag eq true and Count ne 1"), (vec![], 6 * block));
+    // a row of the second block changes: that block is read, the others still skipped
+    put(&p, &row(BLOCK_ROWS + 3, 7));
+    let changed = format!("r{:05}", BLOCK_ROWS + 3);
+    assert_eq!(walk("not (Count eq 1)"), (vec![changed.clone()], 5 * block));
+    assert_eq!(walk("Flag ne true and Count ne 1"), (vec![changed], 5 * block));
+    // a delete leaves the columns: the rows left are among those they hold
+    delete(&p, "p", &format!("r{:05}", 3 * BLOCK_ROWS));
+    assert_eq!(walk("not (Count eq 1) and not (Count eq 7)").1, 5 * block);
+    // a row put again in the fourth block: it is read
+    put(&p, &row(3 * BLOCK_ROWS, 1));
+    assert_eq!(walk("not (Count eq 1) and not (Count eq 7)").1, 4 * block);
+    // a row of the sixth block gains a String: that block is read, and the blocks
+    // without the name rule the filter out
+    let mut e = row(5 * BLOCK_ROWS, 1);
+    e.properties.push(("Flag2".into(), EdmValue::String("yes".into())));
+    put(&p, &e);
+    assert_eq!(walk("Flag2 ne 'no' and Count eq 1"), (vec![format!("r{:05}", 5 * BLOCK_ROWS)], 3 * block));
+    assert_eq!(walk("not (Count eq 1)").1, 3 * block);
 }
 
 #[test]
@@ -524,4 +591,40 @@ fn a_summary_over_the_budget_is_not_kept() {
     }
     summarize(&small);
     assert!(is_ready(&small));
+}
+
+#[test]
+fn a_summary_whose_columns_writes_mostly_dropped_is_built_again() {
+    let p = Partitions::new(Arc::new(MemStore::new()));
+    p.catalog().create_table("a", "tbl").unwrap();
+    let row = |i: u32| {
+        let mut e = entity("p", &format!("r{i:05}"), "hay", "x");
+        e.properties.push(("Count".into(), EdmValue::Int32(1)));
+        e
+    };
+    for i in 0..6 * BLOCK_ROWS {
+        put(&p, &row(i));
+    }
+    summarize(&p);
+    let compiled =
+        aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse("not (Count eq 1)").unwrap());
+    let needs = Needs::new(compiled.names().to_vec(), false, compiled.requirement().as_ref());
+    let unread = || scan_all(&p, &needs, 1000, 100_000, |row| compiled.eval(row)).1;
+    let block = u64::from(BLOCK_ROWS);
+    assert_eq!(unread(), 6 * block);
+    for b in [0, 2, 3, 5] {
+        put(&p, &row(b * BLOCK_ROWS + 1));
+    }
+    // most blocks lost their columns, but the summary is too young to build again
+    assert_eq!(unread(), 2 * block);
+    std::thread::sleep(std::time::Duration::from_millis(5100));
+    // this scan drops it and starts a build; without a summary it reads every row
+    assert_eq!(unread(), 0);
+    for _ in 0..5000 {
+        if is_ready(&p) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(unread(), 6 * block);
 }

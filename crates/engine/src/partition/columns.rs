@@ -1,0 +1,294 @@
+//! Columns: the exact numbers, Booleans, dates and Timestamps of a summary block's rows
+//! (`skip.rs`), so a filter that reads only those is evaluated on them and a block where
+//! it keeps no row is not read from the store at all (a `not`, an `ne` or an `or` of
+//! comparisons, which no span rules out).
+//!
+//! A block's columns are built with its summary, from the same pass, and hold for each
+//! row in key order its Timestamp and, per property name, its value or its absence.
+//! A name some row holds with a value no column keeps (a String, a Binary, a Guid) is
+//! *opaque*: a filter reading it is not evaluated here. A put into a block drops its
+//! columns before it reaches the store, so columns a scan finds hold every row of the
+//! block as it was when the scan looked, and perhaps rows deleted since: a filter that
+//! keeps none of those keeps none of the rows left. They are immutable and shared
+//! (`Arc`): a scan takes them under the summaries' lock and evaluates them after
+//! letting it go.
+
+use aztable_model::{EdmRef, Row, Ticks};
+
+/// A value's kind in a column; `ABSENT` where the row lacks the property.
+const ABSENT: u8 = 0;
+const INT32: u8 = 1;
+const INT64: u8 = 2;
+const DOUBLE: u8 = 3;
+const BOOLEAN: u8 = 4;
+const DATETIME: u8 = 5;
+
+/// A value as a column keeps it; `None` for one it cannot.
+fn encode(v: &EdmRef<'_>) -> Option<(u8, u64)> {
+    Some(match *v {
+        EdmRef::Int32(n) => (INT32, u64::from(n as u32)),
+        EdmRef::Int64(n) => (INT64, n as u64),
+        EdmRef::Double(d) => (DOUBLE, d.to_bits()),
+        EdmRef::Boolean(b) => (BOOLEAN, u64::from(b)),
+        EdmRef::DateTime(t) => (DATETIME, t.0 as u64),
+        EdmRef::String(_) | EdmRef::Guid(_) | EdmRef::Binary(_) => return None,
+    })
+}
+
+fn decode(tag: u8, bits: u64) -> Option<EdmRef<'static>> {
+    Some(match tag {
+        INT32 => EdmRef::Int32(bits as u32 as i32),
+        INT64 => EdmRef::Int64(bits as i64),
+        DOUBLE => EdmRef::Double(f64::from_bits(bits)),
+        BOOLEAN => EdmRef::Boolean(bits != 0),
+        DATETIME => EdmRef::DateTime(Ticks(bits as i64)),
+        _ => return None,
+    })
+}
+
+/// One property's values, a row each.
+#[derive(Debug)]
+struct Column {
+    name: Box<[u8]>,
+    tags: Box<[u8]>,
+    values: Box<[u64]>,
+}
+
+impl Column {
+    fn at(&self, row: usize) -> Option<EdmRef<'static>> {
+        decode(*self.tags.get(row)?, *self.values.get(row)?)
+    }
+}
+
+/// The columns of one block `[start, end)` of a table's heads.
+#[derive(Debug)]
+pub(super) struct Columns {
+    pub(super) start: Vec<u8>,
+    pub(super) end: Vec<u8>,
+    timestamps: Box<[i64]>,
+    props: Box<[Column]>,
+    opaque: Box<[Box<[u8]>]>,
+}
+
+impl Columns {
+    /// Rows of the block.
+    pub(super) fn rows(&self) -> usize {
+        self.timestamps.len()
+    }
+
+    pub(super) fn bytes(&self) -> usize {
+        std::mem::size_of::<Columns>()
+            + self.start.capacity()
+            + self.end.capacity()
+            + self.timestamps.len() * 8
+            + self
+                .props
+                .iter()
+                .map(|c| std::mem::size_of::<Column>() + c.name.len() + c.tags.len() * 9)
+                .sum::<usize>()
+            + self.opaque.iter().map(|n| n.len() + 16).sum::<usize>()
+    }
+
+    /// Whether `keep`, a filter reading the custom properties `names` (at most
+    /// [`MAX_NAMES`]), the Timestamp and not the keys, is false for every row; false
+    /// also when a name is opaque here.
+    pub(super) fn none_kept(&self, names: &[String], keep: &mut impl FnMut(&dyn Row) -> bool) -> bool {
+        let mut all_slots: [Option<&Column>; MAX_NAMES] = [None; MAX_NAMES];
+        let Some(slots) = all_slots.get_mut(..names.len()) else { return false };
+        for (slot, name) in slots.iter_mut().zip(names) {
+            let name = name.as_bytes();
+            if self.opaque.iter().any(|o| **o == *name) {
+                return false;
+            }
+            *slot = self.props.iter().find(|c| *c.name == *name);
+        }
+        (0..self.rows()).all(|row| !keep(&ColumnRow { columns: self, names, slots, row }))
+    }
+}
+
+/// Names a filter evaluated on columns may read (a scan's projection holds as many).
+pub(super) const MAX_NAMES: usize = 16;
+
+/// Row `row` of a block's columns, as a filter sees it. It has no keys: filters that
+/// read them are not evaluated on columns.
+struct ColumnRow<'a> {
+    columns: &'a Columns,
+    names: &'a [String],
+    slots: &'a [Option<&'a Column>],
+    row: usize,
+}
+
+impl Row for ColumnRow<'_> {
+    fn partition_key(&self) -> &str {
+        ""
+    }
+    fn row_key(&self) -> &str {
+        ""
+    }
+    fn timestamp(&self) -> Ticks {
+        Ticks(self.columns.timestamps.get(self.row).copied().unwrap_or_default())
+    }
+    fn property(&self, name: &str) -> Option<EdmRef<'_>> {
+        let i = self.names.iter().position(|n| n == name)?;
+        self.property_at(i, name)
+    }
+    fn property_at(&self, index: usize, _name: &str) -> Option<EdmRef<'_>> {
+        self.slots.get(index).copied().flatten()?.at(self.row)
+    }
+}
+
+/// A block's columns as its rows are read.
+#[derive(Debug, Default)]
+pub(super) struct ColumnsBuilder {
+    timestamps: Vec<i64>,
+    /// (name, tags, values), each as long as `timestamps` once a row ends.
+    props: Vec<(Vec<u8>, Vec<u8>, Vec<u64>)>,
+    opaque: Vec<Vec<u8>>,
+}
+
+impl ColumnsBuilder {
+    /// One property of the row being read (after [`ColumnsBuilder::begin_row`]); `None`
+    /// for a value the head does not hold whole. A name repeated in a row keeps its
+    /// first value (as a projection does).
+    pub(super) fn field(&mut self, name: &[u8], value: Option<&EdmRef<'_>>) {
+        let row = self.timestamps.len().saturating_sub(1);
+        let Some((tag, bits)) = value.and_then(encode) else {
+            if !self.opaque.iter().any(|o| o == name) {
+                self.opaque.push(name.to_vec());
+            }
+            return;
+        };
+        let i = match self.props.iter().position(|(n, ..)| n == name) {
+            Some(i) => i,
+            None => {
+                self.props.push((name.to_vec(), vec![ABSENT; row], vec![0; row]));
+                self.props.len() - 1
+            }
+        };
+        if let Some((_, tags, values)) = self.props.get_mut(i) {
+            if tags.len() == row {
+                tags.push(tag);
+                values.push(bits);
+            }
+        }
+    }
+
+    /// Starts a row (its Timestamp comes at its end).
+    pub(super) fn begin_row(&mut self) {
+        self.timestamps.push(0);
+    }
+
+    /// Ends the row begun last: its Timestamp, and absence for the names it lacks.
+    pub(super) fn end_row(&mut self, timestamp: Ticks) {
+        let rows = self.timestamps.len();
+        if let Some(t) = self.timestamps.last_mut() {
+            *t = timestamp.0;
+        }
+        for (_, tags, values) in &mut self.props {
+            tags.resize(rows, ABSENT);
+            values.resize(rows, 0);
+        }
+    }
+
+    /// The block `[start, end)`'s columns (opaque names keep no column).
+    pub(super) fn seal(self, start: Vec<u8>, end: Vec<u8>) -> Columns {
+        let opaque = self.opaque;
+        let props = self
+            .props
+            .into_iter()
+            .filter(|(name, ..)| !opaque.contains(name))
+            .map(|(name, tags, values)| Column {
+                name: name.into_boxed_slice(),
+                tags: tags.into_boxed_slice(),
+                values: values.into_boxed_slice(),
+            })
+            .collect();
+        Columns {
+            start,
+            end,
+            timestamps: self.timestamps.into_boxed_slice(),
+            props,
+            opaque: opaque.into_iter().map(Vec::into_boxed_slice).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aztable_model::EdmValue;
+
+    fn built(rows: &[&[(&str, Option<EdmRef<'_>>)]]) -> Columns {
+        let mut b = ColumnsBuilder::default();
+        for (i, row) in rows.iter().enumerate() {
+            b.begin_row();
+            for (name, value) in *row {
+                b.field(name.as_bytes(), value.as_ref());
+            }
+            b.end_row(Ticks(i as i64 + 10));
+        }
+        b.seal(b"a".to_vec(), b"b".to_vec())
+    }
+
+    fn values(c: &Columns, name: &str) -> Vec<Option<EdmValue>> {
+        let names = [name.to_owned()];
+        let mut seen = Vec::new();
+        let none = c.none_kept(&names, &mut |row: &dyn Row| {
+            seen.push(row.property_at(0, name).map(EdmRef::to_owned_value));
+            false
+        });
+        assert!(none);
+        seen
+    }
+
+    #[test]
+    fn rows_keep_their_values_types_and_absences() {
+        let c = built(&[
+            &[("N", Some(EdmRef::Int32(-1))), ("D", Some(EdmRef::Double(f64::NAN)))],
+            &[("B", Some(EdmRef::Boolean(true))), ("N", Some(EdmRef::Int64(-7)))],
+            &[("N", Some(EdmRef::DateTime(Ticks(5)))), ("N", Some(EdmRef::Int32(9)))],
+            &[],
+        ]);
+        assert_eq!(c.rows(), 4);
+        assert_eq!(
+            values(&c, "N"),
+            vec![
+                Some(EdmValue::Int32(-1)),
+                Some(EdmValue::Int64(-7)),
+                Some(EdmValue::DateTime(Ticks(5))),
+                None
+            ]
+        );
+        assert_eq!(values(&c, "B"), vec![None, Some(EdmValue::Boolean(true)), None, None]);
+        assert!(matches!(values(&c, "D")[0], Some(EdmValue::Double(d)) if d.is_nan()));
+        assert_eq!(values(&c, "Missing"), vec![None; 4]);
+        let mut stamps = Vec::new();
+        c.none_kept(&[], &mut |row: &dyn Row| {
+            stamps.push(row.timestamp().0);
+            false
+        });
+        assert_eq!(stamps, [10, 11, 12, 13]);
+    }
+
+    #[test]
+    fn a_name_held_once_as_a_string_is_not_evaluated() {
+        let c =
+            built(&[&[("N", Some(EdmRef::Int32(1)))], &[("N", Some(EdmRef::String("x")))], &[("L", None)]]);
+        for name in ["N", "L"] {
+            assert!(!c.none_kept(&[name.to_owned()], &mut |_: &dyn Row| false), "{name}");
+        }
+        assert!(c.none_kept(&["Other".to_owned()], &mut |_: &dyn Row| false));
+    }
+
+    #[test]
+    fn a_block_is_ruled_out_only_when_no_row_is_kept() {
+        let rows: Vec<[(&str, Option<EdmRef<'_>>); 1]> =
+            (0..10).map(|n| [("N", Some(EdmRef::Int32(n)))]).collect();
+        let rows: Vec<&[(&str, Option<EdmRef<'_>>)]> = rows.iter().map(|r| r.as_slice()).collect();
+        let c = built(&rows);
+        let names = ["N".to_owned()];
+        let kept_above = |limit: i32| move |row: &dyn Row| matches!(row.property_at(0, "N"), Some(EdmRef::Int32(n)) if n > limit);
+        assert!(c.none_kept(&names, &mut kept_above(9)));
+        assert!(!c.none_kept(&names, &mut kept_above(8)));
+    }
+}

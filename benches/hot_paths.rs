@@ -327,10 +327,13 @@ fn scan(c: &mut Criterion) {
             service.entities().insert_entity(DEV_ACCOUNT, "scan", new).await.expect("inserts");
         }
     });
-    // `Tag eq 'needle'` (value summaries skip most runs), and a filter no summary narrows
-    // that matches nothing, so every row is read (the load tool's `filtered-walk`)
+    // `Tag eq 'needle'` (value summaries skip most runs), and filters no summary narrows
+    // that match nothing: on a number, evaluated on the summary's columns (the load
+    // tool's `filtered-walk`), and on a String, so every row is read
+    // (`filtered-walk-string`)
     let needle = aztable_wire::filter::parse("Tag eq 'needle'").expect("parses");
     let nothing = aztable_wire::filter::parse("not (Count ge 0 and Count le 1000000)").expect("parses");
+    let nothing_string = aztable_wire::filter::parse("not (Tag ne 'nothing')").expect("parses");
     let pass_with = |filter: &aztable_wire::filter::Expr| {
         rt.block_on(async {
             let (mut found, mut start) = (0, None);
@@ -346,15 +349,18 @@ fn scan(c: &mut Criterion) {
         })
     };
     let (pass, walk) = (|| pass_with(&needle), || pass_with(&nothing));
-    assert_eq!((pass(), walk()), (2, 0));
+    let walk_string = || pass_with(&nothing_string);
+    assert_eq!((pass(), walk(), walk_string()), (2, 0, 0));
     let mut g = c.benchmark_group("scan");
     g.throughput(Throughput::Elements(u64::from(SCAN_ENTITIES)));
     g.bench_function("filtered_20k_memtable", |b| b.iter(pass));
     g.bench_function("walk_20k_memtable", |b| b.iter(walk));
+    g.bench_function("walk_string_20k_memtable", |b| b.iter(walk_string));
     service.flush().expect("flushes");
-    assert_eq!((pass(), walk()), (2, 0));
+    assert_eq!((pass(), walk(), walk_string()), (2, 0, 0));
     g.bench_function("filtered_20k_files", |b| b.iter(pass));
     g.bench_function("walk_20k_files", |b| b.iter(walk));
+    g.bench_function("walk_string_20k_files", |b| b.iter(walk_string));
     g.finish();
 }
 

@@ -16,7 +16,8 @@
 #
 # Scenarios: point-read, insert (insert-many-partitions), batch-insert, filtered-scan
 # (20,000 entities, `Tag eq 'needle'`), filtered-walk (`not (Count ge 0 and Count le 1000000)`:
-# every row read),
+# evaluated on the summary's columns), filtered-walk-string (`not (Tag ne 'nothing')`: every
+# row read),
 # range-query (10 rows). N (operations; a
 # filtered-scan operation is a full pass), PRELOAD, CONNECTIONS (1), WARMUP, BIN, OUT,
 # VG_EXTRA (more valgrind options: `--dump-instr=yes` counts each instruction, for
@@ -28,7 +29,7 @@ CONNECTIONS=${CONNECTIONS:-1}
 PORT=${PORT:-10502}
 mkdir -p "$OUT"
 [ $# -eq 0 ] && set -- all
-[ "$*" = all ] && set -- point-read insert batch-insert range-query filtered-scan filtered-walk
+[ "$*" = all ] && set -- point-read insert batch-insert range-query filtered-scan filtered-walk filtered-walk-string
 pids=()
 cleanup() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
 trap cleanup EXIT
@@ -42,7 +43,8 @@ settings() {
     range-query) echo "${N:-1000} ${PRELOAD:-10000} requests range-query" ;;
     filtered-scan) echo "${N:-3} ${PRELOAD:-20000} entities filtered-scan" ;;
     filtered-walk) echo "${N:-3} ${PRELOAD:-20000} entities filtered-walk" ;;
-    *) echo "unknown scenario '$1' (point-read, insert, batch-insert, range-query, filtered-scan, filtered-walk, all)" >&2
+    filtered-walk-string) echo "${N:-3} ${PRELOAD:-20000} entities filtered-walk-string" ;;
+    *) echo "unknown scenario '$1' (point-read, insert, batch-insert, range-query, filtered-scan, filtered-walk, filtered-walk-string, all)" >&2
        return 1 ;;
   esac
 }
@@ -108,7 +110,7 @@ measure() {
   echo "$(awk '/^(summary|totals):/ {print $2; exit}' "$out") $(jq ".$per" <<<"$run")"
 }
 
-printf '%-14s %16s %14s %16s %9s\n' scenario "aztable instr/op" operations "ceiling instr/op" ratio
+printf '%-20s %16s %14s %16s %9s\n' scenario "aztable instr/op" operations "ceiling instr/op" ratio
 for name in "$@"; do
   settings "$name" >/dev/null || exit 2
   read -r ai ao < <(measure aztable "$name") || { echo "$name: aztable failed" >&2; continue; }
@@ -121,6 +123,6 @@ for name in "$@"; do
         r=$(awk -v a="$a" -v c="$c" 'BEGIN { printf "%.2fx", a / c }')
       fi ;;
   esac
-  printf '%-14s %16s %14s %16s %9s\n' "$name" "$a" "$ao" "$c" "$r"
+  printf '%-20s %16s %14s %16s %9s\n' "$name" "$a" "$ao" "$c" "$r"
 done
 echo "callgrind outputs, logs and the load tool's JSON: $OUT"

@@ -27,8 +27,12 @@ pub(crate) enum Scenario {
     Mixed,
     PageAll,
     /// A full pass with a filter that nothing matches and no value summary narrows
-    /// ([`NOTHING_FILTER`]): the server reads every row (not part of `all`).
+    /// ([`NOTHING_FILTER`]): a comparison of numbers, which aztable evaluates on its
+    /// summary's columns once it has them (not part of `all`).
     FilteredWalk,
+    /// The same over a String ([`STRING_NOTHING_FILTER`]), which no column holds: the
+    /// server reads every row (not part of `all`).
+    FilteredWalkString,
     /// Random point reads while `--scanners` other clients page through the whole table
     /// with a filter that matches nothing (not part of `all`: its preload is large).
     ReadUnderScans,
@@ -47,7 +51,8 @@ impl Scenario {
     ];
 
     /// Scenarios that `all` leaves out; named explicitly only.
-    const EXTRA: [Scenario; 2] = [Scenario::FilteredWalk, Scenario::ReadUnderScans];
+    const EXTRA: [Scenario; 3] =
+        [Scenario::FilteredWalk, Scenario::FilteredWalkString, Scenario::ReadUnderScans];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -60,6 +65,7 @@ impl Scenario {
             Scenario::Mixed => "mixed",
             Scenario::PageAll => "page-all",
             Scenario::FilteredWalk => "filtered-walk",
+            Scenario::FilteredWalkString => "filtered-walk-string",
             Scenario::ReadUnderScans => "read-under-scans",
         }
     }
@@ -94,6 +100,7 @@ impl Scenario {
                 | Scenario::RangeQuery
                 | Scenario::FilteredScan
                 | Scenario::FilteredWalk
+                | Scenario::FilteredWalkString
                 | Scenario::Mixed
                 | Scenario::PageAll
                 | Scenario::ReadUnderScans
@@ -104,9 +111,11 @@ impl Scenario {
     /// request moves many), the request for the rest.
     pub(crate) fn cpu_per(self) -> CpuPer {
         match self {
-            Scenario::BatchInsert | Scenario::FilteredScan | Scenario::FilteredWalk | Scenario::PageAll => {
-                CpuPer::Entity
-            }
+            Scenario::BatchInsert
+            | Scenario::FilteredScan
+            | Scenario::FilteredWalk
+            | Scenario::FilteredWalkString
+            | Scenario::PageAll => CpuPer::Entity,
             _ => CpuPer::Request,
         }
     }
@@ -165,6 +174,10 @@ pub(crate) const DEFAULT_SCAN_PRELOAD: u64 = 200_000;
 /// is required of every match): the server has to examine every row, and a page comes
 /// back empty, cut by its budget.
 const NOTHING_FILTER: &str = "not (Count ge 0 and Count le 1000000)";
+
+/// A filter no preloaded entity matches (every `Tag` is `needle` or `hay…`) and no value
+/// summary narrows (a `not`), on a String: every row is read from the store.
+const STRING_NOTHING_FILTER: &str = "not (Tag ne 'nothing')";
 
 struct Ctx {
     target: Arc<Target>,
@@ -505,9 +518,10 @@ async fn work(ctx: Arc<Ctx>, mut conn: Conn, worker: u64, seed: u64) -> Result<R
                     Err(e) => rec.error(|| e),
                 }
             }
-            Scenario::FilteredScan | Scenario::FilteredWalk | Scenario::PageAll => {
-                scan(&ctx, &mut conn, &mut rec).await
-            }
+            Scenario::FilteredScan
+            | Scenario::FilteredWalk
+            | Scenario::FilteredWalkString
+            | Scenario::PageAll => scan(&ctx, &mut conn, &mut rec).await,
         }
     }
     Ok(rec)
@@ -530,13 +544,15 @@ async fn send(conn: &mut Conn, req: &Req, rec: &mut Recorder, entities: u64) {
 }
 
 /// One full pass over the table following continuations: `filtered-scan` (`Tag eq
-/// 'needle'`) and `filtered-walk` ([`NOTHING_FILTER`]) credit the table size as
-/// examined, `page-all` what came back.
+/// 'needle'`), `filtered-walk` ([`NOTHING_FILTER`]) and `filtered-walk-string`
+/// ([`STRING_NOTHING_FILTER`]) credit the table size as examined, `page-all` what came
+/// back.
 async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
-    let filtered = matches!(ctx.scenario, Scenario::FilteredScan | Scenario::FilteredWalk);
+    let filtered = ctx.scenario != Scenario::PageAll;
     let base = match ctx.scenario {
         Scenario::FilteredScan => format!("$filter={}", encode_query_value("Tag eq 'needle'")),
         Scenario::FilteredWalk => format!("$filter={}", encode_query_value(NOTHING_FILTER)),
+        Scenario::FilteredWalkString => format!("$filter={}", encode_query_value(STRING_NOTHING_FILTER)),
         _ => "$top=1000".to_string(),
     };
     let mut query = base.clone();
@@ -579,16 +595,17 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
     rec.error(|| "scan did not end".into());
 }
 
-/// One `read-under-scans` scanner: passes over the whole table with [`NOTHING_FILTER`],
-/// following continuations to the end and then starting over, until the deadline or
-/// the point readers are done (the page in flight then completes). Every page should be
-/// empty; each page is a request, and the entities examined are credited by where the
-/// continuation points (preloaded row keys carry the entity's index), the rest of the
-/// table when a pass ends. Returns the recorder and the number of complete passes; stops
-/// at the first error.
+/// One `read-under-scans` scanner: passes over the whole table with
+/// [`STRING_NOTHING_FILTER`] (every row read from the store), following continuations
+/// to the end and then starting over, until the deadline or the point readers are done
+/// (the page in flight then completes). Every page should be empty; each page is a
+/// request, and the entities examined are credited by where the continuation points
+/// (preloaded row keys carry the entity's index), the rest of the table when a pass
+/// ends. Returns the recorder and the number of complete passes; stops at the first
+/// error.
 async fn scanner(ctx: Arc<Ctx>, mut conn: Conn) -> Result<(Recorder, u64), String> {
     let mut rec = Recorder::default();
-    let base = format!("$filter={}", encode_query_value(NOTHING_FILTER));
+    let base = format!("$filter={}", encode_query_value(STRING_NOTHING_FILTER));
     let path = format!("{}/{}()", ctx.target.base_path, ctx.table);
     let mut query = base.clone();
     // Entities of the current pass credited so far.
@@ -611,7 +628,7 @@ async fn scanner(ctx: Arc<Ctx>, mut conn: Conn) -> Result<(Recorder, u64), Strin
         }
         let found = count_entities(&resp.body);
         if found > 0 {
-            rec.error(|| format!("'{NOTHING_FILTER}' matched {found} entities"));
+            rec.error(|| format!("'{STRING_NOTHING_FILTER}' matched {found} entities"));
             break;
         }
         let next_pk = resp.header("x-ms-continuation-nextpartitionkey");

@@ -243,6 +243,7 @@ impl Scans {
                     if stopped.get() {
                         break 'ranges;
                     }
+                    pos = skip_from.to_vec();
                     if !within_budget(block.rows()) {
                         // the rows read meanwhile spent the budget: read on from here
                         asking = false;

@@ -250,7 +250,7 @@ fn matching(model: &BTreeMap<(String, String), Entity>, filter: &str) -> Vec<(St
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// Scans with summaries built at any point, and written after, find what the model
     /// holds: no run holding a match is ever skipped, for strings, numbers of each type,

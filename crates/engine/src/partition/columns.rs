@@ -4,7 +4,8 @@
 //! comparisons, which no span rules out).
 //!
 //! A block's columns are built with its summary, from the same pass, and hold for each
-//! row in key order its Timestamp and, per property name, its value or its absence.
+//! row in key order its Timestamp and, per property name scans asked for, its value or
+//! its absence.
 //! A name some row holds with a value no column keeps (a String, a Binary, a Guid) is
 //! *opaque*: a filter reading it is not evaluated here. A put into a block drops its
 //! columns before it reaches the store, so columns a scan finds hold every row of the
@@ -14,6 +15,7 @@
 //! letting it go.
 
 use aztable_model::{EdmRef, Row, Ticks};
+use std::sync::Arc;
 
 /// A value's kind in a column; `ABSENT` where the row lacks the property.
 const ABSENT: u8 = 0;
@@ -138,8 +140,10 @@ impl Row for ColumnRow<'_> {
 }
 
 /// A block's columns as its rows are read.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ColumnsBuilder {
+    /// The names to keep columns of (what scans asked for); others are passed over.
+    wanted: Arc<[Box<[u8]>]>,
     timestamps: Vec<i64>,
     /// (name, tags, values), each as long as `timestamps` once a row ends.
     props: Vec<(Vec<u8>, Vec<u8>, Vec<u64>)>,
@@ -147,10 +151,17 @@ pub(super) struct ColumnsBuilder {
 }
 
 impl ColumnsBuilder {
+    pub(super) fn new(wanted: Arc<[Box<[u8]>]>) -> ColumnsBuilder {
+        ColumnsBuilder { wanted, timestamps: Vec::new(), props: Vec::new(), opaque: Vec::new() }
+    }
+
     /// One property of the row being read (after [`ColumnsBuilder::begin_row`]); `None`
     /// for a value the head does not hold whole. A name repeated in a row keeps its
     /// first value (as a projection does).
     pub(super) fn field(&mut self, name: &[u8], value: Option<&EdmRef<'_>>) {
+        if !self.wanted.iter().any(|w| **w == *name) {
+            return;
+        }
         let row = self.timestamps.len().saturating_sub(1);
         let Some((tag, bits)) = value.and_then(encode) else {
             if !self.opaque.iter().any(|o| o == name) {
@@ -219,7 +230,8 @@ mod tests {
     use aztable_model::EdmValue;
 
     fn built(rows: &[&[(&str, Option<EdmRef<'_>>)]]) -> Columns {
-        let mut b = ColumnsBuilder::default();
+        let wanted = ["N", "B", "D", "L", "Missing", "Other"].map(|n| n.as_bytes().into());
+        let mut b = ColumnsBuilder::new(Arc::new(wanted));
         for (i, row) in rows.iter().enumerate() {
             b.begin_row();
             for (name, value) in *row {

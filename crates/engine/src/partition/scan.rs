@@ -170,8 +170,8 @@ impl Scans {
         let names = needs.filter(|n| !n.keys).map(|n| n.properties.as_slice());
         let walk = (probe.is_some() || names.is_some())
             .then(|| {
-                let walk = self.summaries.walk(info.id, &from, &to, probe, names.is_some());
-                if walk.is_none() && self.summaries.begin(info.id) {
+                let walk = self.summaries.walk(info.id, &from, &to, probe, names);
+                if walk.is_none() && self.summaries.begin(info.id, names.unwrap_or_default()) {
                     self.summaries.spawn_build(
                         Arc::downgrade(&self.store),
                         Arc::clone(&self.stripes),

@@ -24,6 +24,14 @@
 //! block) is dropped and rebuilt by the next scan that wants it. Memory is bounded:
 //! all summaries together stay under [`SUMMARY_BUDGET`] bytes; a table that would not
 //! fit is scanned row by row, as it is before its summary exists.
+//!
+//! A block also keeps *columns* (`columns.rs`) of the property names scans that
+//! evaluate a filter reading no key asked for when the summary was built: exact values
+//! a scan evaluates such a filter on. A scan wanting a name the summary keeps no column
+//! of, or finding that writes dropped most blocks' columns, drops the summary to build
+//! it again with its names added, once the summary is old enough that building again
+//! costs little. Columns have half of [`SUMMARY_BUDGET`] again to themselves; a
+//! summary whose columns would not fit it keeps none.
 
 use super::columns::{Columns, ColumnsBuilder};
 use super::stripes::Stripes;
@@ -334,7 +342,10 @@ impl Block {
             + self.start.capacity()
             + self.bloom.words.len() * 8
             + self.spans.spans.capacity() * std::mem::size_of::<Span>()
-            + self.columns.as_ref().map_or(0, |c| c.bytes())
+    }
+
+    fn column_bytes(&self) -> usize {
+        self.columns.as_ref().map_or(0, |c| c.bytes())
     }
 
     /// Whether some row of the block can satisfy `probe`.
@@ -365,8 +376,11 @@ struct Summary {
     blocks: Vec<Block>,
     /// The table's head range end: where the last block ends.
     end: Vec<u8>,
-    /// What it holds (columns dropped since are still counted).
+    /// What it holds besides columns, and what its columns held when built.
     bytes: usize,
+    column_bytes: usize,
+    /// The property names its columns keep (what scans asked for).
+    wanted: Vec<String>,
     /// Blocks built with columns, and those whose columns writes have dropped since.
     with_columns: usize,
     dropped: usize,
@@ -398,19 +412,30 @@ impl Summary {
         }
     }
 
-    /// Drops every column (the summary keeps its filters and spans within the budget).
+    /// Drops every column (the summary keeps its filters and spans).
     fn strip_columns(&mut self) {
         self.blocks.iter_mut().for_each(|b| b.columns = None);
-        self.bytes = self.blocks.iter().map(Block::bytes).sum::<usize>() + self.end.capacity();
+        self.column_bytes = 0;
         self.with_columns = 0;
         self.dropped = 0;
     }
 
-    /// Whether writes have dropped the columns of most blocks, long enough after the
-    /// build (ten times its length, at least [`RETRY_AFTER`]) that building again costs
-    /// little: a scan that would read columns then builds the summary again.
-    fn stale(&self) -> bool {
-        self.dropped * 2 > self.with_columns && self.built.elapsed() >= (self.took * 10).max(RETRY_AFTER)
+    /// Whether building it again costs little: ten times the build's length after it
+    /// (at least [`RETRY_AFTER`]).
+    fn old_enough(&self) -> bool {
+        self.built.elapsed() >= (self.took * 10).max(RETRY_AFTER)
+    }
+
+    /// Whether a scan wanting columns of `names` should build it again: writes dropped
+    /// the columns of most blocks, or it keeps no column of a name, and it is
+    /// [`Summary::old_enough`].
+    fn rebuild_for(&self, names: &[String]) -> bool {
+        let worn = self.dropped * 2 > self.with_columns;
+        (worn || !self.covers(names)) && self.old_enough()
+    }
+
+    fn covers(&self, names: &[String]) -> bool {
+        names.iter().all(|n| self.wanted.contains(n))
     }
 }
 
@@ -419,12 +444,40 @@ enum Entry {
     /// A pass over the table is under way; writes meanwhile leave their facts here.
     Building {
         pending: Vec<(Vec<u8>, Facts)>,
+        /// The names whose columns it keeps.
+        wanted: Vec<String>,
     },
     Ready(Summary),
-    /// The last build failed: no summary, and no new build before then.
+    /// No summary, and no new build before `until` (the last failed, or a scan dropped
+    /// the summary to build it again for these names).
     Failed {
         until: Instant,
+        wanted: Vec<String>,
     },
+}
+
+impl Entry {
+    /// The names whose columns the table's summary keeps, or will.
+    fn wanted(&self) -> &[String] {
+        match self {
+            Entry::Building { wanted, .. } | Entry::Failed { wanted, .. } => wanted,
+            Entry::Ready(summary) => &summary.wanted,
+        }
+    }
+}
+
+/// Names a summary keeps columns of at most: the newest scan's first.
+const MAX_WANTED: usize = 16;
+
+/// `names`, then those of `old` not among them, up to [`MAX_WANTED`].
+fn union(names: &[String], old: &[String]) -> Vec<String> {
+    let mut wanted: Vec<String> = Vec::with_capacity(MAX_WANTED);
+    for n in names.iter().chain(old) {
+        if wanted.len() < MAX_WANTED && !wanted.contains(n) {
+            wanted.push(n.clone());
+        }
+    }
+    wanted
 }
 
 /// Key ranges a scan must walk, and the rows it may skip.
@@ -452,13 +505,17 @@ enum BuildError {
 /// The summaries of every table of a store.
 #[derive(Debug)]
 pub(super) struct Summaries {
-    /// What every summary together may hold ([`SUMMARY_BUDGET`]).
+    /// What every summary together may hold besides columns ([`SUMMARY_BUDGET`]), and
+    /// what their columns may hold besides (half as much): columns never crowd out
+    /// another table's filters and spans.
     budget: usize,
+    column_budget: usize,
     tables: Mutex<HashMap<u64, Entry>>,
     /// Entries in `tables`: writes skip the lock while there are none.
     entries: AtomicUsize,
-    /// Bytes of the ready summaries.
+    /// Bytes of the ready summaries, and of their columns as built.
     bytes: AtomicUsize,
+    column_bytes: AtomicUsize,
     /// A build is running (one at a time).
     building: AtomicBool,
     /// Cleared when the partition server closes: a running build stops.
@@ -469,9 +526,11 @@ impl Summaries {
     pub(super) fn with_budget(budget: usize) -> Summaries {
         Summaries {
             budget,
+            column_budget: budget / 2,
             tables: Mutex::default(),
             entries: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
+            column_bytes: AtomicUsize::new(0),
             building: AtomicBool::new(false),
             closed: AtomicBool::new(false),
         }
@@ -488,6 +547,7 @@ impl Summaries {
         };
         if let Some(Entry::Ready(s)) = &old {
             self.bytes.fetch_sub(s.bytes, Ordering::Relaxed);
+            self.column_bytes.fetch_sub(s.column_bytes, Ordering::Relaxed);
         }
         self.entries.store(tables.len(), Ordering::SeqCst);
     }
@@ -516,7 +576,7 @@ impl Summaries {
             };
             match entry {
                 Entry::Ready(summary) => keep &= summary.add(key, &facts),
-                Entry::Building { pending } => {
+                Entry::Building { pending, .. } => {
                     pending.push((key.clone(), facts));
                     keep &= pending.len() <= MAX_PENDING;
                 }
@@ -524,7 +584,8 @@ impl Summaries {
             }
         }
         if !keep {
-            let failed = Entry::Failed { until: Instant::now() + RETRY_AFTER };
+            let wanted = entry.wanted().to_vec();
+            let failed = Entry::Failed { until: Instant::now() + RETRY_AFTER, wanted };
             self.set(&mut tables, table_id, Some(failed));
         }
     }
@@ -537,27 +598,28 @@ impl Summaries {
 
     /// The ranges within `[from, to)` of table `table_id` a scan keeping only rows that
     /// satisfy `probe` (when it has one) must walk, with the blocks' columns when the
-    /// scan can evaluate its filter on them (`columns`); `None` without a ready summary,
-    /// or when a scan that wants columns finds the summary [`Summary::stale`] (it is
-    /// then dropped, so the scan starts building it again).
+    /// scan can evaluate its filter, which reads `names`, on them; `None` without a ready
+    /// summary, or when the scan finds it should be built again
+    /// ([`Summary::rebuild_for`]: it is then dropped, so the scan starts that build).
     pub(super) fn walk(
         &self,
         table_id: u64,
         from: &[u8],
         to: &[u8],
         probe: Option<&Probe>,
-        columns: bool,
+        names: Option<&[String]>,
     ) -> Option<Walk> {
         if self.entries.load(Ordering::SeqCst) == 0 {
             return None;
         }
         let mut tables = self.lock();
         let Some(Entry::Ready(summary)) = tables.get(&table_id) else { return None };
-        if columns && summary.stale() {
-            self.set(&mut tables, table_id, None);
+        if let Some(names) = names.filter(|n| summary.rebuild_for(n)) {
+            let wanted = union(names, &summary.wanted);
+            self.set(&mut tables, table_id, Some(Entry::Failed { until: Instant::now(), wanted }));
             return None;
         }
-        let columns = columns && summary.dropped < summary.with_columns;
+        let columns = names.is_some_and(|n| summary.covers(n)) && summary.dropped < summary.with_columns;
         let mut walk = Walk::default();
         if probe.is_none() && !columns {
             walk.ranges.push((from.to_vec(), to.to_vec()));
@@ -594,20 +656,20 @@ impl Summaries {
     /// Starts building the summary of table `table_id` unless it has an entry or
     /// another build runs: true when the caller must now [`Summaries::spawn_build`] (or
     /// [`Summaries::build`]).
-    pub(super) fn begin(&self, table_id: u64) -> bool {
+    pub(super) fn begin(&self, table_id: u64, names: &[String]) -> bool {
         if self.bytes.load(Ordering::Relaxed) >= self.budget {
             return false;
         }
         let mut tables = self.lock();
-        match tables.get(&table_id) {
-            Some(Entry::Failed { until }) if *until <= Instant::now() => {}
+        let wanted = match tables.get(&table_id) {
+            Some(Entry::Failed { until, wanted }) if *until <= Instant::now() => union(names, wanted),
             Some(_) => return false,
-            None => {}
-        }
+            None => union(names, &[]),
+        };
         if self.building.swap(true, Ordering::SeqCst) {
             return false;
         }
-        self.set(&mut tables, table_id, Some(Entry::Building { pending: Vec::new() }));
+        self.set(&mut tables, table_id, Some(Entry::Building { pending: Vec::new(), wanted }));
         true
     }
 
@@ -641,8 +703,12 @@ impl Summaries {
     /// `stripes`, then one pass over the table.
     pub(super) fn build(&self, store: &Weak<dyn Store>, stripes: &[Mutex<()>], table_id: u64) {
         let started = Instant::now();
+        let wanted = match self.lock().get(&table_id) {
+            Some(Entry::Building { wanted, .. }) => wanted.clone(),
+            _ => Vec::new(),
+        };
         Summaries::wait_for_writers(stripes);
-        let built = self.read_blocks(store, table_id).map(|mut s| {
+        let built = self.read_blocks(store, table_id, wanted).map(|mut s| {
             s.took = started.elapsed();
             s
         });
@@ -654,14 +720,21 @@ impl Summaries {
         self.closed.store(true, Ordering::SeqCst);
     }
 
-    /// One pass over the table's heads, in chunks that each hold the store briefly;
-    /// once the blocks sealed so far would not fit the budget it drops their columns and
-    /// goes on without, and stops if they still would not fit.
-    fn read_blocks(&self, store: &Weak<dyn Store>, table_id: u64) -> Result<Summary, BuildError> {
+    /// One pass over the table's heads, in chunks that each hold the store briefly,
+    /// keeping columns of the `wanted` names; once the columns sealed so far would not
+    /// fit their budget it drops them and goes on without, and it stops once the rest
+    /// would not fit its own.
+    fn read_blocks(
+        &self,
+        store: &Weak<dyn Store>,
+        table_id: u64,
+        wanted: Vec<String>,
+    ) -> Result<Summary, BuildError> {
         let (table_start, end) = keys::table_heads_range(table_id);
         let mut blocks: Vec<Block> = Vec::new();
-        let mut bytes = end.capacity();
-        let mut current = Pending::new(table_start.clone(), true);
+        let (mut bytes, mut column_bytes) = (end.capacity(), 0);
+        let names: Arc<[Box<[u8]>]> = wanted.iter().map(|n| n.as_bytes().into()).collect();
+        let mut current = Pending::new(table_start.clone(), Some(Arc::clone(&names)));
         let mut from = table_start;
         loop {
             if self.closed.load(Ordering::SeqCst) {
@@ -676,18 +749,20 @@ impl Summaries {
             store
                 .scan_with(&from, &end, &mut |key, head| {
                     if current.rows == BLOCK_ROWS {
-                        let next = Pending::new(key.to_vec(), current.columns.is_some());
+                        let columns = current.columns.as_ref().map(|_| Arc::clone(&names));
+                        let next = Pending::new(key.to_vec(), columns);
                         let block = std::mem::replace(&mut current, next).seal(key);
                         bytes += block.bytes();
+                        column_bytes += block.column_bytes();
                         blocks.push(block);
-                        if self.bytes.load(Ordering::Relaxed) + bytes > self.budget {
-                            if current.columns.is_none() {
-                                over = true;
-                                return Ok(false);
-                            }
+                        if self.column_bytes.load(Ordering::Relaxed) + column_bytes > self.column_budget {
                             current.columns = None;
                             blocks.iter_mut().for_each(|b| b.columns = None);
-                            bytes = end.capacity() + blocks.iter().map(Block::bytes).sum::<usize>();
+                            column_bytes = 0;
+                        }
+                        if self.bytes.load(Ordering::Relaxed) + bytes > self.budget {
+                            over = true;
+                            return Ok(false);
                         }
                     }
                     let facts = Facts::of_head_into(head, current.columns.as_mut())?;
@@ -715,12 +790,15 @@ impl Summaries {
         }
         let block = current.seal(&end);
         bytes += block.bytes();
+        column_bytes += block.column_bytes();
         blocks.push(block);
         let with_columns = blocks.iter().filter(|b| b.columns.is_some()).count();
         Ok(Summary {
             blocks,
             end,
             bytes,
+            column_bytes,
+            wanted,
             with_columns,
             dropped: 0,
             built: Instant::now(),
@@ -732,41 +810,43 @@ impl Summaries {
     /// failure.
     fn finish(&self, table_id: u64, built: Result<Summary, BuildError>) {
         let mut tables = self.lock();
-        let pending = match tables.get_mut(&table_id) {
-            Some(Entry::Building { pending }) => std::mem::take(pending),
+        let (pending, wanted) = match tables.get_mut(&table_id) {
+            Some(Entry::Building { pending, wanted }) => (std::mem::take(pending), std::mem::take(wanted)),
             // the table was deleted meanwhile, or its build failed
             _ => {
                 self.building.store(false, Ordering::SeqCst);
                 return;
             }
         };
+        let failed = |wait: Duration| Entry::Failed { until: Instant::now() + wait, wanted: wanted.clone() };
         let entry = match built {
             Ok(mut summary) => {
                 let mut keep = true;
                 for (key, facts) in &pending {
                     keep &= summary.add(key, facts);
                 }
-                if self.bytes.load(Ordering::Relaxed) + summary.bytes > self.budget {
+                if self.column_bytes.load(Ordering::Relaxed) + summary.column_bytes > self.column_budget {
                     summary.strip_columns();
                 }
                 summary.built = Instant::now();
                 if self.bytes.load(Ordering::Relaxed) + summary.bytes > self.budget {
-                    Entry::Failed { until: Instant::now() + RETRY_OVER_BUDGET }
+                    failed(RETRY_OVER_BUDGET)
                 } else if keep {
                     self.bytes.fetch_add(summary.bytes, Ordering::Relaxed);
+                    self.column_bytes.fetch_add(summary.column_bytes, Ordering::Relaxed);
                     Entry::Ready(summary)
                 } else {
-                    Entry::Failed { until: Instant::now() + RETRY_AFTER }
+                    failed(RETRY_AFTER)
                 }
             }
-            Err(BuildError::OverBudget) => Entry::Failed { until: Instant::now() + RETRY_OVER_BUDGET },
+            Err(BuildError::OverBudget) => failed(RETRY_OVER_BUDGET),
             Err(BuildError::Store(e)) => {
                 if !self.closed.load(Ordering::SeqCst) {
                     tracing::warn!(table_id, error = %e, "could not summarize a table for scans");
                 }
-                Entry::Failed { until: Instant::now() + RETRY_AFTER }
+                failed(RETRY_AFTER)
             }
-            Err(BuildError::Stopped) => Entry::Failed { until: Instant::now() + RETRY_AFTER },
+            Err(BuildError::Stopped) => failed(RETRY_AFTER),
         };
         self.set(&mut tables, table_id, Some(entry));
         self.building.store(false, Ordering::SeqCst);
@@ -790,8 +870,9 @@ struct Pending {
 }
 
 impl Pending {
-    fn new(start: Vec<u8>, columns: bool) -> Pending {
-        let columns = columns.then(ColumnsBuilder::default);
+    /// With columns of `wanted` names, if any.
+    fn new(start: Vec<u8>, wanted: Option<Arc<[Box<[u8]>]>>) -> Pending {
+        let columns = wanted.map(ColumnsBuilder::new);
         Pending { start, rows: 0, hashes: Vec::new(), spans: Spans::default(), columns }
     }
 

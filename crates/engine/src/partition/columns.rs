@@ -1,13 +1,13 @@
-//! Columns: the exact numbers, Booleans, dates and Timestamps of a summary block's rows
-//! (`skip.rs`), so a filter that reads only those is evaluated on them and a block where
-//! it keeps no row is not read from the store at all (a `not`, an `ne` or an `or` of
-//! comparisons, which no span rules out).
+//! Columns: the exact numbers, Booleans, dates, short Strings and Timestamps of a
+//! summary block's rows (`skip.rs`), so a filter that reads only those is evaluated on
+//! them and a block where it keeps no row is not read from the store at all (a `not`,
+//! an `ne` or an `or` of comparisons, which no span or Bloom filter rules out).
 //!
 //! A block's columns are built with its summary, from the same pass, and hold for each
 //! row in key order its Timestamp and, per property name scans asked for, its value or
 //! its absence.
-//! A name some row holds with a value no column keeps (a String, a Binary, a Guid) is
-//! *opaque*: a filter reading it is not evaluated here. A put into a block drops its
+//! A name some row holds with a value no column keeps (a String longer than 64 bytes, a
+//! Binary, a Guid) is *opaque*: a filter reading it is not evaluated here. A put into a block drops its
 //! columns before it reaches the store, so columns a scan finds hold every row of the
 //! block as it was when the scan looked, and perhaps rows deleted since: a filter that
 //! keeps none of those keeps none of the rows left. They are immutable and shared
@@ -24,29 +24,11 @@ const INT64: u8 = 2;
 const DOUBLE: u8 = 3;
 const BOOLEAN: u8 = 4;
 const DATETIME: u8 = 5;
+/// A String: its value is where it starts in the column's text and its length.
+const STRING: u8 = 6;
 
-/// A value as a column keeps it; `None` for one it cannot.
-fn encode(v: &EdmRef<'_>) -> Option<(u8, u64)> {
-    Some(match *v {
-        EdmRef::Int32(n) => (INT32, u64::from(n as u32)),
-        EdmRef::Int64(n) => (INT64, n as u64),
-        EdmRef::Double(d) => (DOUBLE, d.to_bits()),
-        EdmRef::Boolean(b) => (BOOLEAN, u64::from(b)),
-        EdmRef::DateTime(t) => (DATETIME, t.0 as u64),
-        EdmRef::String(_) | EdmRef::Guid(_) | EdmRef::Binary(_) => return None,
-    })
-}
-
-fn decode(tag: u8, bits: u64) -> Option<EdmRef<'static>> {
-    Some(match tag {
-        INT32 => EdmRef::Int32(bits as u32 as i32),
-        INT64 => EdmRef::Int64(bits as i64),
-        DOUBLE => EdmRef::Double(f64::from_bits(bits)),
-        BOOLEAN => EdmRef::Boolean(bits != 0),
-        DATETIME => EdmRef::DateTime(Ticks(bits as i64)),
-        _ => return None,
-    })
-}
+/// Strings a column keeps: those every head holds whole.
+const MAX_STRING: usize = 64;
 
 /// One property's values, a row each.
 #[derive(Debug)]
@@ -54,11 +36,60 @@ struct Column {
     name: Box<[u8]>,
     tags: Box<[u8]>,
     values: Box<[u64]>,
+    /// The Strings, one after the other.
+    text: Box<str>,
 }
 
 impl Column {
-    fn at(&self, row: usize) -> Option<EdmRef<'static>> {
-        decode(*self.tags.get(row)?, *self.values.get(row)?)
+    fn at(&self, row: usize) -> Option<EdmRef<'_>> {
+        let bits = *self.values.get(row)?;
+        Some(match *self.tags.get(row)? {
+            INT32 => EdmRef::Int32(bits as u32 as i32),
+            INT64 => EdmRef::Int64(bits as i64),
+            DOUBLE => EdmRef::Double(f64::from_bits(bits)),
+            BOOLEAN => EdmRef::Boolean(bits != 0),
+            DATETIME => EdmRef::DateTime(Ticks(bits as i64)),
+            STRING => {
+                let (start, len) = ((bits >> 32) as usize, (bits & 0xFFFF_FFFF) as usize);
+                EdmRef::String(self.text.get(start..start + len)?)
+            }
+            _ => return None,
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Column>() + self.name.len() + self.tags.len() * 9 + self.text.len()
+    }
+}
+
+/// A column as its rows are read.
+#[derive(Debug)]
+struct ColumnBuilder {
+    name: Vec<u8>,
+    tags: Vec<u8>,
+    values: Vec<u64>,
+    text: String,
+}
+
+impl ColumnBuilder {
+    /// Keeps `v` for the row being read; false for a value no column keeps.
+    fn push(&mut self, v: &EdmRef<'_>) -> bool {
+        let (tag, bits) = match *v {
+            EdmRef::Int32(n) => (INT32, u64::from(n as u32)),
+            EdmRef::Int64(n) => (INT64, n as u64),
+            EdmRef::Double(d) => (DOUBLE, d.to_bits()),
+            EdmRef::Boolean(b) => (BOOLEAN, u64::from(b)),
+            EdmRef::DateTime(t) => (DATETIME, t.0 as u64),
+            EdmRef::String(s) if s.len() <= MAX_STRING => {
+                let start = self.text.len() as u64;
+                self.text.push_str(s);
+                (STRING, start << 32 | s.len() as u64)
+            }
+            EdmRef::String(_) | EdmRef::Guid(_) | EdmRef::Binary(_) => return false,
+        };
+        self.tags.push(tag);
+        self.values.push(bits);
+        true
     }
 }
 
@@ -83,11 +114,7 @@ impl Columns {
             + self.start.capacity()
             + self.end.capacity()
             + self.timestamps.len() * 8
-            + self
-                .props
-                .iter()
-                .map(|c| std::mem::size_of::<Column>() + c.name.len() + c.tags.len() * 9)
-                .sum::<usize>()
+            + self.props.iter().map(Column::bytes).sum::<usize>()
             + self.opaque.iter().map(|n| n.len() + 16).sum::<usize>()
     }
 
@@ -145,8 +172,8 @@ pub(super) struct ColumnsBuilder {
     /// The names to keep columns of (what scans asked for); others are passed over.
     wanted: Arc<[Box<[u8]>]>,
     timestamps: Vec<i64>,
-    /// (name, tags, values), each as long as `timestamps` once a row ends.
-    props: Vec<(Vec<u8>, Vec<u8>, Vec<u64>)>,
+    /// Each as long as `timestamps` once a row ends.
+    props: Vec<ColumnBuilder>,
     opaque: Vec<Vec<u8>>,
 }
 
@@ -163,24 +190,21 @@ impl ColumnsBuilder {
             return;
         }
         let row = self.timestamps.len().saturating_sub(1);
-        let Some((tag, bits)) = value.and_then(encode) else {
-            if !self.opaque.iter().any(|o| o == name) {
-                self.opaque.push(name.to_vec());
-            }
-            return;
-        };
-        let i = match self.props.iter().position(|(n, ..)| n == name) {
+        let i = match self.props.iter().position(|c| c.name == name) {
             Some(i) => i,
             None => {
-                self.props.push((name.to_vec(), vec![ABSENT; row], vec![0; row]));
+                let (tags, values, text) = (vec![ABSENT; row], vec![0; row], String::new());
+                self.props.push(ColumnBuilder { name: name.to_vec(), tags, values, text });
                 self.props.len() - 1
             }
         };
-        if let Some((_, tags, values)) = self.props.get_mut(i) {
-            if tags.len() == row {
-                tags.push(tag);
-                values.push(bits);
-            }
+        let kept = match (self.props.get_mut(i), value) {
+            (Some(c), _) if c.tags.len() > row => true,
+            (Some(c), Some(v)) => c.push(v),
+            _ => false,
+        };
+        if !kept && !self.opaque.iter().any(|o| o == name) {
+            self.opaque.push(name.to_vec());
         }
     }
 
@@ -195,9 +219,9 @@ impl ColumnsBuilder {
         if let Some(t) = self.timestamps.last_mut() {
             *t = timestamp.0;
         }
-        for (_, tags, values) in &mut self.props {
-            tags.resize(rows, ABSENT);
-            values.resize(rows, 0);
+        for c in &mut self.props {
+            c.tags.resize(rows, ABSENT);
+            c.values.resize(rows, 0);
         }
     }
 
@@ -207,11 +231,12 @@ impl ColumnsBuilder {
         let props = self
             .props
             .into_iter()
-            .filter(|(name, ..)| !opaque.contains(name))
-            .map(|(name, tags, values)| Column {
-                name: name.into_boxed_slice(),
-                tags: tags.into_boxed_slice(),
-                values: values.into_boxed_slice(),
+            .filter(|c| !opaque.contains(&c.name))
+            .map(|c| Column {
+                name: c.name.into_boxed_slice(),
+                tags: c.tags.into_boxed_slice(),
+                values: c.values.into_boxed_slice(),
+                text: c.text.into_boxed_str(),
             })
             .collect();
         Columns {
@@ -230,7 +255,7 @@ mod tests {
     use aztable_model::EdmValue;
 
     fn built(rows: &[&[(&str, Option<EdmRef<'_>>)]]) -> Columns {
-        let wanted = ["N", "B", "D", "L", "Missing", "Other"].map(|n| n.as_bytes().into());
+        let wanted = ["N", "B", "D", "L", "G", "S", "Missing", "Other"].map(|n| n.as_bytes().into());
         let mut b = ColumnsBuilder::new(Arc::new(wanted));
         for (i, row) in rows.iter().enumerate() {
             b.begin_row();
@@ -259,34 +284,50 @@ mod tests {
             &[("N", Some(EdmRef::Int32(-1))), ("D", Some(EdmRef::Double(f64::NAN)))],
             &[("B", Some(EdmRef::Boolean(true))), ("N", Some(EdmRef::Int64(-7)))],
             &[("N", Some(EdmRef::DateTime(Ticks(5)))), ("N", Some(EdmRef::Int32(9)))],
+            &[("N", Some(EdmRef::String("déjà"))), ("S", Some(EdmRef::String("")))],
+            &[("S", Some(EdmRef::String("x"))), ("N", Some(EdmRef::String("vu")))],
             &[],
         ]);
-        assert_eq!(c.rows(), 4);
+        assert_eq!(c.rows(), 6);
         assert_eq!(
             values(&c, "N"),
             vec![
                 Some(EdmValue::Int32(-1)),
                 Some(EdmValue::Int64(-7)),
                 Some(EdmValue::DateTime(Ticks(5))),
+                Some(EdmValue::String("déjà".into())),
+                Some(EdmValue::String("vu".into())),
                 None
             ]
         );
-        assert_eq!(values(&c, "B"), vec![None, Some(EdmValue::Boolean(true)), None, None]);
+        let strings = [
+            None,
+            None,
+            None,
+            Some(EdmValue::String(String::new())),
+            Some(EdmValue::String("x".into())),
+            None,
+        ];
+        assert_eq!(values(&c, "S"), strings);
+        assert_eq!(values(&c, "B"), vec![None, Some(EdmValue::Boolean(true)), None, None, None, None]);
         assert!(matches!(values(&c, "D")[0], Some(EdmValue::Double(d)) if d.is_nan()));
-        assert_eq!(values(&c, "Missing"), vec![None; 4]);
+        assert_eq!(values(&c, "Missing"), vec![None; 6]);
         let mut stamps = Vec::new();
         c.none_kept(&[], &mut |row: &dyn Row| {
             stamps.push(row.timestamp().0);
             false
         });
-        assert_eq!(stamps, [10, 11, 12, 13]);
+        assert_eq!(stamps, [10, 11, 12, 13, 14, 15]);
     }
 
     #[test]
-    fn a_name_held_once_as_a_string_is_not_evaluated() {
-        let c =
-            built(&[&[("N", Some(EdmRef::Int32(1)))], &[("N", Some(EdmRef::String("x")))], &[("L", None)]]);
-        for name in ["N", "L"] {
+    fn a_name_held_once_with_a_value_no_column_keeps_is_not_evaluated() {
+        let long = "x".repeat(MAX_STRING + 1);
+        let c = built(&[
+            &[("N", Some(EdmRef::Int32(1))), ("G", Some(EdmRef::Guid(&[7; 16])))],
+            &[("N", Some(EdmRef::String(&long))), ("L", None)],
+        ]);
+        for name in ["N", "L", "G"] {
             assert!(!c.none_kept(&[name.to_owned()], &mut |_: &dyn Row| false), "{name}");
         }
         assert!(c.none_kept(&["Other".to_owned()], &mut |_: &dyn Row| false));

@@ -45,7 +45,7 @@ fn delete(p: &Partitions, pk: &str, rk: &str) {
 }
 
 /// The properties of the rows below whose columns a summary keeps.
-const COLUMNS: [&str; 5] = ["Count", "Ratio", "Flag", "Late", "When"];
+const COLUMNS: [&str; 8] = ["Count", "Ratio", "Flag", "Late", "When", "Tag", "Other", "Long"];
 
 /// Builds the table's summary here, as a scan's thread would (after a build a scan
 /// started in a thread, if one runs), with columns of [`COLUMNS`].
@@ -356,8 +356,9 @@ fn comparisons_skip_runs_whose_spans_rule_them_out() {
     assert_eq!(skipped("not (Count ge 0)"), (0, 10 * block));
     assert_eq!(skipped(&format!("Count ne {} and Count ne 5", BLOCK_ROWS + 1)), (rows as usize - 2, 0));
     assert_eq!(skipped("Count ne 5 and Count lt 200"), (199, 8 * block));
-    // ... unless it reads a String (columns hold none)
-    assert_eq!(skipped("not (Count ge 0) and Tag ne 'x'"), (0, 0));
+    // ... Strings too, but not one longer than 64 bytes
+    assert_eq!(skipped("not (Count ge 0) or Tag ne 'hay'"), (0, 10 * block));
+    assert_eq!(skipped("not (Count ge 0) and Long ne 'x'"), (0, 0));
 }
 
 #[test]

@@ -327,13 +327,15 @@ fn scan(c: &mut Criterion) {
             service.entities().insert_entity(DEV_ACCOUNT, "scan", new).await.expect("inserts");
         }
     });
-    // `Tag eq 'needle'` (value summaries skip most runs), and filters no summary narrows
-    // that match nothing: on a number, evaluated on the summary's columns (the load
-    // tool's `filtered-walk`), and on a String, so every row is read
-    // (`filtered-walk-string`)
+    // `Tag eq 'needle'` (value summaries skip most runs), and filters no span or Bloom
+    // filter narrows that match nothing: on a number and on a String, evaluated on the
+    // summary's columns (the load tool's `filtered-walk`, `-string`), and on a Guid, so
+    // every row is read (`filtered-walk-rows`)
     let needle = aztable_wire::filter::parse("Tag eq 'needle'").expect("parses");
     let nothing = aztable_wire::filter::parse("not (Count ge 0 and Count le 1000000)").expect("parses");
     let nothing_string = aztable_wire::filter::parse("not (Tag ne 'nothing')").expect("parses");
+    let nothing_rows = aztable_wire::filter::parse("not (Id ne guid'00000000-0000-0000-0000-000000000000')")
+        .expect("parses");
     let pass_with = |filter: &aztable_wire::filter::Expr| {
         rt.block_on(async {
             let (mut found, mut start) = (0, None);
@@ -349,18 +351,20 @@ fn scan(c: &mut Criterion) {
         })
     };
     let (pass, walk) = (|| pass_with(&needle), || pass_with(&nothing));
-    let walk_string = || pass_with(&nothing_string);
-    assert_eq!((pass(), walk(), walk_string()), (2, 0, 0));
+    let (walk_string, walk_rows) = (|| pass_with(&nothing_string), || pass_with(&nothing_rows));
+    assert_eq!((pass(), walk(), walk_string(), walk_rows()), (2, 0, 0, 0));
     let mut g = c.benchmark_group("scan");
     g.throughput(Throughput::Elements(u64::from(SCAN_ENTITIES)));
     g.bench_function("filtered_20k_memtable", |b| b.iter(pass));
     g.bench_function("walk_20k_memtable", |b| b.iter(walk));
     g.bench_function("walk_string_20k_memtable", |b| b.iter(walk_string));
+    g.bench_function("walk_rows_20k_memtable", |b| b.iter(walk_rows));
     service.flush().expect("flushes");
-    assert_eq!((pass(), walk(), walk_string()), (2, 0, 0));
+    assert_eq!((pass(), walk(), walk_string(), walk_rows()), (2, 0, 0, 0));
     g.bench_function("filtered_20k_files", |b| b.iter(pass));
     g.bench_function("walk_20k_files", |b| b.iter(walk));
     g.bench_function("walk_string_20k_files", |b| b.iter(walk_string));
+    g.bench_function("walk_rows_20k_files", |b| b.iter(walk_rows));
     g.finish();
 }
 

@@ -29,7 +29,8 @@ pub(crate) struct Args {
 
     /// Comma-separated scenarios, or `all`: insert-many-partitions, insert-one-partition,
     /// point-read, batch-insert, range-query, filtered-scan, mixed, page-all. Named only
-    /// (not in `all`): filtered-walk, filtered-walk-string, read-under-scans.
+    /// (not in `all`): filtered-walk, filtered-walk-string, filtered-walk-rows,
+    /// read-under-scans.
     #[arg(long, default_value = "point-read")]
     pub scenario: String,
 

@@ -30,9 +30,11 @@ pub(crate) enum Scenario {
     /// ([`NOTHING_FILTER`]): a comparison of numbers, which aztable evaluates on its
     /// summary's columns once it has them (not part of `all`).
     FilteredWalk,
-    /// The same over a String ([`STRING_NOTHING_FILTER`]), which no column holds: the
-    /// server reads every row (not part of `all`).
+    /// The same over a short String ([`STRING_NOTHING_FILTER`]; not part of `all`).
     FilteredWalkString,
+    /// The same over a Guid ([`ROWS_NOTHING_FILTER`]), which no column holds: the server
+    /// reads every row (not part of `all`).
+    FilteredWalkRows,
     /// Random point reads while `--scanners` other clients page through the whole table
     /// with a filter that matches nothing (not part of `all`: its preload is large).
     ReadUnderScans,
@@ -51,8 +53,12 @@ impl Scenario {
     ];
 
     /// Scenarios that `all` leaves out; named explicitly only.
-    const EXTRA: [Scenario; 3] =
-        [Scenario::FilteredWalk, Scenario::FilteredWalkString, Scenario::ReadUnderScans];
+    const EXTRA: [Scenario; 4] = [
+        Scenario::FilteredWalk,
+        Scenario::FilteredWalkString,
+        Scenario::FilteredWalkRows,
+        Scenario::ReadUnderScans,
+    ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -66,6 +72,7 @@ impl Scenario {
             Scenario::PageAll => "page-all",
             Scenario::FilteredWalk => "filtered-walk",
             Scenario::FilteredWalkString => "filtered-walk-string",
+            Scenario::FilteredWalkRows => "filtered-walk-rows",
             Scenario::ReadUnderScans => "read-under-scans",
         }
     }
@@ -101,6 +108,7 @@ impl Scenario {
                 | Scenario::FilteredScan
                 | Scenario::FilteredWalk
                 | Scenario::FilteredWalkString
+                | Scenario::FilteredWalkRows
                 | Scenario::Mixed
                 | Scenario::PageAll
                 | Scenario::ReadUnderScans
@@ -115,6 +123,7 @@ impl Scenario {
             | Scenario::FilteredScan
             | Scenario::FilteredWalk
             | Scenario::FilteredWalkString
+            | Scenario::FilteredWalkRows
             | Scenario::PageAll => CpuPer::Entity,
             _ => CpuPer::Request,
         }
@@ -176,8 +185,12 @@ pub(crate) const DEFAULT_SCAN_PRELOAD: u64 = 200_000;
 const NOTHING_FILTER: &str = "not (Count ge 0 and Count le 1000000)";
 
 /// A filter no preloaded entity matches (every `Tag` is `needle` or `hay…`) and no value
-/// summary narrows (a `not`), on a String: every row is read from the store.
+/// summary's span or Bloom filter narrows (a `not`), on a short String.
 const STRING_NOTHING_FILTER: &str = "not (Tag ne 'nothing')";
+
+/// The same on a Guid (no preloaded `Id` is zero), which no summary column holds: every
+/// row is read from the store.
+const ROWS_NOTHING_FILTER: &str = "not (Id ne guid'00000000-0000-0000-0000-000000000000')";
 
 struct Ctx {
     target: Arc<Target>,
@@ -521,6 +534,7 @@ async fn work(ctx: Arc<Ctx>, mut conn: Conn, worker: u64, seed: u64) -> Result<R
             Scenario::FilteredScan
             | Scenario::FilteredWalk
             | Scenario::FilteredWalkString
+            | Scenario::FilteredWalkRows
             | Scenario::PageAll => scan(&ctx, &mut conn, &mut rec).await,
         }
     }
@@ -544,15 +558,15 @@ async fn send(conn: &mut Conn, req: &Req, rec: &mut Recorder, entities: u64) {
 }
 
 /// One full pass over the table following continuations: `filtered-scan` (`Tag eq
-/// 'needle'`), `filtered-walk` ([`NOTHING_FILTER`]) and `filtered-walk-string`
-/// ([`STRING_NOTHING_FILTER`]) credit the table size as examined, `page-all` what came
-/// back.
+/// 'needle'`) and the walks ([`NOTHING_FILTER`], [`STRING_NOTHING_FILTER`],
+/// [`ROWS_NOTHING_FILTER`]) credit the table size as examined, `page-all` what came back.
 async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
     let filtered = ctx.scenario != Scenario::PageAll;
     let base = match ctx.scenario {
         Scenario::FilteredScan => format!("$filter={}", encode_query_value("Tag eq 'needle'")),
         Scenario::FilteredWalk => format!("$filter={}", encode_query_value(NOTHING_FILTER)),
         Scenario::FilteredWalkString => format!("$filter={}", encode_query_value(STRING_NOTHING_FILTER)),
+        Scenario::FilteredWalkRows => format!("$filter={}", encode_query_value(ROWS_NOTHING_FILTER)),
         _ => "$top=1000".to_string(),
     };
     let mut query = base.clone();
@@ -596,7 +610,7 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
 }
 
 /// One `read-under-scans` scanner: passes over the whole table with
-/// [`STRING_NOTHING_FILTER`] (every row read from the store), following continuations
+/// [`ROWS_NOTHING_FILTER`] (every row read from the store), following continuations
 /// to the end and then starting over, until the deadline or the point readers are done
 /// (the page in flight then completes). Every page should be empty; each page is a
 /// request, and the entities examined are credited by where the continuation points
@@ -605,7 +619,7 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
 /// error.
 async fn scanner(ctx: Arc<Ctx>, mut conn: Conn) -> Result<(Recorder, u64), String> {
     let mut rec = Recorder::default();
-    let base = format!("$filter={}", encode_query_value(STRING_NOTHING_FILTER));
+    let base = format!("$filter={}", encode_query_value(ROWS_NOTHING_FILTER));
     let path = format!("{}/{}()", ctx.target.base_path, ctx.table);
     let mut query = base.clone();
     // Entities of the current pass credited so far.
@@ -628,7 +642,7 @@ async fn scanner(ctx: Arc<Ctx>, mut conn: Conn) -> Result<(Recorder, u64), Strin
         }
         let found = count_entities(&resp.body);
         if found > 0 {
-            rec.error(|| format!("'{STRING_NOTHING_FILTER}' matched {found} entities"));
+            rec.error(|| format!("'{ROWS_NOTHING_FILTER}' matched {found} entities"));
             break;
         }
         let next_pk = resp.header("x-ms-continuation-nextpartitionkey");

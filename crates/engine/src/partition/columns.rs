@@ -5,15 +5,15 @@
 //!
 //! A block's columns are built with its summary, from the same pass, and hold for each
 //! row in key order its Timestamp and, per property name scans asked for, its value or
-//! its absence.
-//! A name some row holds with a value no column keeps (a String longer than 64 bytes, a
-//! Binary, a Guid) is *opaque*: a filter reading it is not evaluated here. A put into a block drops its
-//! columns before it reaches the store, so columns a scan finds hold every row of the
-//! block as it was when the scan looked, and perhaps rows deleted since: a filter that
-//! keeps none of those keeps none of the rows left. They are immutable and shared
-//! (`Arc`): a scan takes them under the summaries' lock and evaluates them after
-//! letting it go.
+//! its absence. A name some row holds with a value no column keeps (a String longer
+//! than 64 bytes, a Binary, a Guid) is *opaque*: a filter reading it is not evaluated
+//! here. A put into a block drops its columns before it reaches the store, so columns a
+//! scan finds hold every row of the block as it was when the scan looked, and perhaps
+//! rows deleted since: a filter that keeps none of those keeps none of the rows left.
+//! They are immutable and shared (`Arc`): a scan takes them under the summaries' lock
+//! and evaluates them after letting it go.
 
+use super::scan::MAX_PROJECTED;
 use aztable_model::{EdmRef, Row, Ticks};
 use std::sync::Arc;
 
@@ -119,10 +119,10 @@ impl Columns {
     }
 
     /// Whether `keep`, a filter reading the custom properties `names` (at most
-    /// [`MAX_NAMES`]), the Timestamp and not the keys, is false for every row; false
+    /// [`MAX_PROJECTED`]), the Timestamp and not the keys, is false for every row; false
     /// also when a name is opaque here.
     pub(super) fn none_kept(&self, names: &[String], keep: &mut impl FnMut(&dyn Row) -> bool) -> bool {
-        let mut all_slots: [Option<&Column>; MAX_NAMES] = [None; MAX_NAMES];
+        let mut all_slots: [Option<&Column>; MAX_PROJECTED] = [None; MAX_PROJECTED];
         let Some(slots) = all_slots.get_mut(..names.len()) else { return false };
         for (slot, name) in slots.iter_mut().zip(names) {
             let name = name.as_bytes();
@@ -134,9 +134,6 @@ impl Columns {
         (0..self.rows()).all(|row| !keep(&ColumnRow { columns: self, names, slots, row }))
     }
 }
-
-/// Names a filter evaluated on columns may read (a scan's projection holds as many).
-pub(super) const MAX_NAMES: usize = 16;
 
 /// Row `row` of a block's columns, as a filter sees it. It has no keys: filters that
 /// read them are not evaluated on columns.

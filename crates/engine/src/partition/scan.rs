@@ -92,7 +92,7 @@ pub struct ScanPage {
 }
 
 /// Properties a projection can hold; a filter names at most 15 (one per comparison).
-const MAX_PROJECTED: usize = 16;
+pub(super) const MAX_PROJECTED: usize = 16;
 
 /// See the module documentation.
 pub struct Scans {

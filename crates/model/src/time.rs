@@ -168,13 +168,14 @@ impl Ticks {
         let mut out = String::with_capacity(48);
         out.push_str("W/\"datetime'");
         let (buf, len) = self.rfc3339_bytes(true);
+        let text = std::str::from_utf8(buf.get(..len).unwrap_or_default()).unwrap_or_default();
         // the two colons, at their fixed places, percent-encoded; the rest copied whole
-        let (hour, minute, rest) = (&buf[..13], &buf[14..16], &buf[17..len]);
-        for (i, piece) in [hour, minute, rest].into_iter().enumerate() {
+        let pieces = [text.get(..13), text.get(14..16), text.get(17..)];
+        for (i, piece) in pieces.into_iter().enumerate() {
             if i > 0 {
                 out.push_str("%3A");
             }
-            out.push_str(std::str::from_utf8(piece).unwrap_or_default());
+            out.push_str(piece.unwrap_or_default());
         }
         out.push_str("'\"");
         out

@@ -147,6 +147,8 @@ impl Partitions {
 }
 
 #[cfg(test)]
+mod columns_proptest;
+#[cfg(test)]
 mod skip_tests;
 #[cfg(test)]
 mod tests;

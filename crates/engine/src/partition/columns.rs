@@ -71,6 +71,14 @@ impl Bits {
         }
     }
 
+    /// Row `row`'s value, widened.
+    fn get(&self, row: usize) -> Option<u64> {
+        match self {
+            Bits::Narrow(v) => v.get(row).map(|&n| u64::from(n)),
+            Bits::Wide(v) => v.get(row).copied(),
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Bits::Narrow(v) => v.len(),
@@ -92,11 +100,16 @@ fn string_bits(start: usize, len: usize) -> u64 {
     (start as u64) << 32 | len as u64
 }
 
+/// [`string_bits`] undone: where the String starts and its length.
+fn string_place(bits: u64) -> (usize, usize) {
+    ((bits >> 32) as usize, (bits & 0xFFFF_FFFF) as usize)
+}
+
 /// A value of kind `tag` in 32 bits, if it fits.
 fn narrow(tag: u8, bits: u64) -> Option<u32> {
     match tag {
         STRING => {
-            let (start, len) = (bits >> 32, bits & 0xFFFF_FFFF);
+            let (start, len) = string_place(bits);
             (start < 1 << 24 && len < 1 << 8).then_some((start << 8 | len) as u32)
         }
         _ => u32::try_from(bits).ok(),
@@ -121,7 +134,7 @@ impl Column {
             STRING => {
                 let (start, len) = match narrow {
                     true => ((bits >> 8) as usize, (bits & 0xFF) as usize),
-                    false => ((bits >> 32) as usize, (bits & 0xFFFF_FFFF) as usize),
+                    false => string_place(bits),
                 };
                 EdmRef::String(self.text.get(start..start + len)?)
             }
@@ -174,7 +187,7 @@ impl ColumnBuilder {
     fn string(&mut self, s: &str) -> u64 {
         let text = &self.text;
         let same = |&&bits: &&u64| {
-            let (start, len) = ((bits >> 32) as usize, (bits & 0xFFFF_FFFF) as usize);
+            let (start, len) = string_place(bits);
             text.get(start..start + len) == Some(s)
         };
         if let Some(&bits) = self.distinct.iter().find(same) {
@@ -217,11 +230,7 @@ impl Stamps {
     }
 
     fn at(&self, row: usize) -> Option<i64> {
-        let after = match &self.after {
-            Bits::Narrow(v) => u64::from(*v.get(row)?),
-            Bits::Wide(v) => *v.get(row)?,
-        };
-        Some(self.base.wrapping_add(after as i64))
+        Some(self.base.wrapping_add(self.after.get(row)? as i64))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Writer tests: byte-exact comparison with responses recorded from the service, and
 //! a small independent parser (string splitting, the way the JS SDK reads responses).
 
-use super::write::{changeset_response, query_response};
+use super::write::{changeset_response, part_size, push_part, query_response};
 use super::*;
 
 fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -287,4 +287,47 @@ fn line_breaks_in_part_headers_become_spaces() {
         assert!(text.contains(&format!("\r\nContent-ID: {a} 1\r\n")), "{text:?}");
         assert!(!text.contains("\r\nX-Evil"), "{text:?}");
     }
+}
+
+/// The size a part is given up front is the size it is written at, whatever its
+/// status (codes of one to five digits), `Content-ID`, headers (made values with line
+/// breaks, which become spaces) and body; so a change set's answer is written into
+/// the buffer it was given, never grown.
+#[test]
+fn parts_are_sized_exactly_and_the_answer_is_never_grown() {
+    let made = |s: &str| -> std::borrow::Cow<'static, str> { s.to_owned().into() };
+    let results = [
+        OpResult { status: 204, headers: ph(&[("DataServiceVersion", "3.0;")]), body: vec![] },
+        OpResult {
+            status: 201,
+            headers: vec![
+                ("Location", made("http://h/t(PartitionKey='a\r\nb',RowKey='')")),
+                ("ETag", made("W/\"x\"")),
+            ],
+            body: b"{\"a\":1}".to_vec(),
+        },
+        OpResult { status: 7, headers: vec![], body: vec![] },
+        OpResult { status: 1000, headers: vec![], body: b"x".to_vec() },
+        OpResult { status: 65535, headers: ph(&[("Cache-Control", "no-cache")]), body: vec![] },
+    ];
+    for (i, r) in results.iter().enumerate() {
+        for id in [None, Some("1"), Some("id\rwith\nbreaks")] {
+            let mut out = Vec::new();
+            push_part(&mut out, id, r);
+            assert_eq!(out.len(), part_size(id, r), "result {i}, Content-ID {id:?}");
+        }
+    }
+    let parts: Vec<(Option<&str>, &OpResult)> = results
+        .iter()
+        .cycle()
+        .take(100)
+        .enumerate()
+        .map(|(i, r)| (["1", "22"].get(i % 3).copied(), r))
+        .collect();
+    let batch = format!("batchresponse_{}", "b".repeat(36));
+    let changeset = format!("changesetresponse_{}", "c".repeat(36));
+    let (_, body) = changeset_response(&batch, &changeset, &parts);
+    let size: usize = parts.iter().map(|(id, r)| changeset.len() + 6 + part_size(*id, r)).sum();
+    assert!(body.len() <= body.capacity());
+    assert!(body.capacity() <= size + 2 * batch.len() + changeset.len() + 64, "the answer was grown");
 }

@@ -5,6 +5,7 @@
 
 use super::columns::ColumnsBuilder;
 use aztable_model::{EdmRef, Row, Ticks};
+use aztable_wire::filter::{parse, Compiled};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -116,6 +117,116 @@ proptest! {
                 prop_assert_eq!(seen, expect);
             } else {
                 prop_assert!(seen.is_empty());
+            }
+        }
+    }
+}
+
+/// 2024-01-01T00:00:00Z in ticks: the Timestamps of most rows are a few ticks after.
+const JAN_2024: i64 = 638_396_640_000_000_000;
+
+/// One name's values across a block: of one kind (what columns compare in a loop of
+/// their own) or of any.
+fn values() -> impl Strategy<Value = BoxedStrategy<Given>> {
+    prop_oneof![
+        2 => Just(given().boxed()),
+        1 => Just(any::<i32>().prop_map(Given::Int32).boxed()),
+        // small and non-negative (kept 32 bits wide), and any
+        1 => Just(prop_oneof![0i64..6, (1i64 << 32) - 3..1 << 32].prop_map(Given::Int64).boxed()),
+        1 => Just(prop_oneof![-5i64..5, any::<i64>()].prop_map(Given::Int64).boxed()),
+        1 => Just(prop_oneof![any::<i64>(), (0i64..120).prop_map(|t| JAN_2024 + t)].prop_map(Given::DateTime).boxed()),
+        1 => Just(any::<bool>().prop_map(Given::Boolean).boxed()),
+        1 => Just("[ab]{0,2}".prop_map(Given::String).boxed()),
+    ]
+}
+
+/// Rows whose names each hold values of their own strategy, in every row or in most;
+/// Timestamps a few ticks apart, or some far from the rest.
+fn block() -> impl Strategy<Value = Vec<(i64, Vec<(usize, Given)>)>> {
+    let name = || {
+        (values(), any::<bool>()).prop_map(|(v, everywhere)| match everywhere {
+            true => v.prop_map(Some).boxed(),
+            false => prop::option::weighted(0.8, v).boxed(),
+        })
+    };
+    (name(), name(), name(), any::<bool>()).prop_flat_map(|(a, b, c, far)| {
+        let near = (0i64..120).prop_map(|t| JAN_2024 + t);
+        let stamp = match far {
+            true => prop_oneof![3 => near, 1 => any::<i64>()].boxed(),
+            false => near.boxed(),
+        };
+        let props = (a, b, c).prop_map(|(a, b, c)| {
+            [a, b, c].into_iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect::<Vec<_>>()
+        });
+        prop::collection::vec((stamp, props), 1..150)
+    })
+}
+
+/// A literal of any type, near the values the rows hold.
+fn literal() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (-6i32..6).prop_map(|n| n.to_string()),
+        any::<i32>().prop_map(|n| n.to_string()),
+        prop_oneof![-6i64..6, (1i64 << 32) - 4..(1 << 32) + 1, any::<i64>()].prop_map(|n| format!("{n}L")),
+        prop_oneof![Just("0.0".to_owned()), Just("-1.5".to_owned()), Just("1e300".to_owned())],
+        any::<bool>().prop_map(|b| b.to_string()),
+        // 2024-01-01T00:00:00Z and up to 130 ticks after, or a second or two
+        (0i64..2, 0i64..130).prop_map(|(s, t)| format!("datetime'2024-01-01T00:00:{s:02}.{t:07}Z'")),
+        "[ab]{0,2}".prop_map(|s| format!("'{s}'")),
+        Just("guid'00000000-0000-0000-0000-000000000000'".to_owned()),
+    ]
+}
+
+/// A filter on A, B, C and the Timestamp: comparisons, bare properties and constants
+/// joined with `and`, `or` and `not`.
+fn filter() -> impl Strategy<Value = String> {
+    let op = prop_oneof![Just("eq"), Just("ne"), Just("gt"), Just("ge"), Just("lt"), Just("le")];
+    let name = prop_oneof![Just("A"), Just("B"), Just("C"), Just("Timestamp")];
+    let leaf = prop_oneof![
+        6 => (name.clone(), op, literal()).prop_map(|(n, o, l)| format!("{n} {o} {l}")),
+        1 => name.prop_map(str::to_owned),
+        1 => any::<bool>().prop_map(|b| b.to_string()),
+    ];
+    leaf.prop_recursive(4, 12, 2, |inner| {
+        prop_oneof![
+            inner.clone().prop_map(|f| format!("not ({f})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) and ({b})")),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("({a}) or ({b})")),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+    /// A filter evaluated a column at a time keeps exactly the rows it keeps evaluated
+    /// row by row, and is refused exactly where row by row is.
+    #[test]
+    fn a_column_at_a_time_keeps_the_rows_row_by_row_keeps(rows in block(), text in filter()) {
+        let mut b = ColumnsBuilder::new(Arc::from(NAMES.iter().map(|n| n.as_bytes().into()).collect::<Vec<_>>()));
+        for (stamp, props) in &rows {
+            b.begin_row();
+            for (name, value) in props {
+                b.field(NAMES[*name].as_bytes(), value.as_ref().as_ref());
+            }
+            b.end_row(Ticks(*stamp));
+        }
+        let columns = b.seal(Vec::new(), Vec::new());
+        let compiled = Compiled::new(&parse(&text).expect("the filter parses"));
+        let names = compiled.names().to_vec();
+        let mut row_by_row = Vec::new();
+        let refused = !columns.none_kept(&names, &mut |r: &dyn Row| {
+            row_by_row.push(compiled.eval(r));
+            false
+        });
+        match columns.kept_by(&names, &compiled) {
+            None => prop_assert!(refused && row_by_row.is_empty(), "{}", text),
+            Some(mask) => {
+                prop_assert!(!refused, "{}", text);
+                prop_assert_eq!(mask.len(), rows.len().div_ceil(64));
+                let bits: Vec<bool> = (0..mask.len() * 64).map(|r| mask[r / 64] >> (r % 64) & 1 == 1).collect();
+                prop_assert_eq!(&bits[..rows.len()], &row_by_row[..], "{}", text);
+                prop_assert!(bits[rows.len()..].iter().all(|b| !b), "bits past the rows: {}", text);
+                prop_assert_eq!(columns.none_kept_by(&names, &compiled), !row_by_row.contains(&true));
             }
         }
     }

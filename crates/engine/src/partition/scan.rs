@@ -20,7 +20,7 @@ use super::stripes::Stripes;
 use super::PartitionError;
 use aztable_model::{EdmRef, Entity, KeyBound, KeyRange, Row, Ticks};
 use aztable_store::{codec, keys, KvPair, Store, StoreError};
-use aztable_wire::filter::Requirement;
+use aztable_wire::filter::{Compiled, Requirement};
 use std::sync::Arc;
 
 /// How long one page of a scan may run before it is cut with a continuation (the
@@ -59,6 +59,10 @@ pub struct Needs {
     /// What every kept row holds, for a table's value summary: runs of rows that cannot
     /// hold it are not read at all.
     pub probe: Option<super::skip::Probe>,
+    /// The filter `keep` evaluates ([`Needs::evaluated_by`]), if known: blocks of a
+    /// value summary's columns are then evaluated a column at a time instead of row by
+    /// row through `keep`.
+    pub filter: Option<Arc<Compiled>>,
 }
 
 impl Needs {
@@ -71,7 +75,14 @@ impl Needs {
         let needle = requirement
             .and_then(Requirement::required_equals)
             .and_then(|(_, value)| codec::HeadNeedle::new(value));
-        Needs { properties, keys, required: needle, probe: super::skip::Probe::new(requirement) }
+        let probe = super::skip::Probe::new(requirement);
+        Needs { properties, keys, required: needle, probe, filter: None }
+    }
+
+    /// These needs, with `keep` known to be `filter`'s [`Compiled::eval`] (whose
+    /// [`Compiled::names`] are the properties).
+    pub fn evaluated_by(self, filter: Arc<Compiled>) -> Needs {
+        Needs { filter: Some(filter), ..self }
     }
 }
 
@@ -231,7 +242,11 @@ impl Scans {
                     asking = false;
                     continue;
                 }
-                if !block.none_kept(names, &mut keep) {
+                let none = match needs.and_then(|n| n.filter.as_deref()) {
+                    Some(filter) => block.none_kept_by(names, filter),
+                    None => block.none_kept(names, &mut keep),
+                };
+                if !none {
                     kept_in_a_row += 1;
                     asking = kept_in_a_row < DENSE_BLOCKS;
                     continue;

@@ -122,11 +122,16 @@ fn query(p: &Partitions, tag: &str, limit: usize, budget: usize) -> (Vec<(String
 }
 
 /// Every (PartitionKey, RowKey) matching `filter`, scanned as Query Entities does (the
-/// filter's needs and probe).
+/// filter's needs and probe, columns evaluated a column at a time); the same scanned
+/// with columns evaluated row by row through `keep` must find the same.
 fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Vec<(String, String)> {
     let compiled = aztable_wire::filter::Compiled::new(&aztable_wire::filter::parse(filter).expect("parses"));
     let needs = Needs::new(compiled.names().to_vec(), compiled.reads_keys(), compiled.requirement().as_ref());
-    scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0
+    let row_by_row = scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0;
+    let needs = needs.evaluated_by(std::sync::Arc::new(compiled.clone()));
+    let found = scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0;
+    assert_eq!(found, row_by_row, "{filter}");
+    found
 }
 
 /// A row with the properties the filters below compare, each sometimes missing or of

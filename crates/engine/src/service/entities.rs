@@ -280,9 +280,10 @@ fn query_page(
     let ranges = caller.narrow(planned);
     let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
     // the filter reads only these properties: rows it rejects are never fully decoded
-    let compiled = q.filter.as_ref().map(filter::Compiled::new);
-    let needs =
-        compiled.as_ref().map(|f| Needs::new(f.names().to_vec(), f.reads_keys(), f.requirement().as_ref()));
+    let compiled = q.filter.as_ref().map(|f| Arc::new(filter::Compiled::new(f)));
+    let needs = compiled.as_ref().map(|f| {
+        Needs::new(f.names().to_vec(), f.reads_keys(), f.requirement().as_ref()).evaluated_by(Arc::clone(f))
+    });
     let started = std::time::Instant::now();
     let mut page = EntityPage { kind, ..EntityPage::default() };
     let mut examined = 0usize;

@@ -10,7 +10,7 @@ use aztable_model::{EdmRef, EdmValue, Row};
 /// A `$filter` with its property names resolved.
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    root: Node,
+    pub(super) root: Node,
     names: Vec<String>,
     reads_keys: bool,
 }
@@ -111,7 +111,7 @@ fn leaf_requirement<'n>(node: &'n Node, names: &'n [String]) -> Option<Requireme
 
 /// What a comparison or bare property reads.
 #[derive(Debug, Clone, Copy)]
-enum Operand {
+pub(super) enum Operand {
     PartitionKey,
     RowKey,
     Timestamp,
@@ -120,7 +120,7 @@ enum Operand {
 }
 
 #[derive(Debug, Clone)]
-enum Node {
+pub(super) enum Node {
     Compare {
         at: Operand,
         op: CmpOp,

@@ -1,6 +1,7 @@
 //! The `$filter` query language of Query Entities and Query Tables: parsing
 //! ([`parse`]), evaluation ([`eval()`], [`eval_table_name`]) and scan planning
-//! ([`plan()`]); [`Compiled`] evaluates one filter over many rows. Pure: no I/O, no async, no storage.
+//! ([`plan()`]); [`Compiled`] evaluates one filter over many rows, row by row or, on
+//! rows held as columns, a column at a time ([`columnar`]). Pure: no I/O, no async, no storage.
 //!
 //! ```text
 //! text ──lexer──► tokens ──parser──► Expr ──eval──► bool (per entity)
@@ -15,6 +16,7 @@
 //! `InvalidInput` through `From<FilterError> for ApiError`.
 
 pub mod ast;
+pub mod columnar;
 pub mod compiled;
 pub mod error;
 pub mod eval;
@@ -26,6 +28,7 @@ pub mod plan;
 mod tests;
 
 pub use ast::{CmpOp, Expr};
+pub use columnar::{Leaf, Shape};
 pub use compiled::{Compiled, Requirement};
 pub use error::FilterError;
 pub use eval::{eval, eval_row, eval_table_name};

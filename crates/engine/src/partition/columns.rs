@@ -683,4 +683,28 @@ mod tests {
         assert!(c.none_kept(&names, &mut kept_above(9)));
         assert!(!c.none_kept(&names, &mut kept_above(8)));
     }
+
+    /// The longest filters the parser takes (500 comparisons chained by `and` or by
+    /// `or`, a tree as deep) are evaluated a column at a time as row by row.
+    #[test]
+    fn the_longest_chains_are_evaluated_a_column_at_a_time() {
+        let rows: Vec<[(&str, Option<EdmRef<'_>>); 1]> =
+            (0..200).map(|n| [("N", Some(EdmRef::Int32(n)))]).collect();
+        let rows: Vec<&[(&str, Option<EdmRef<'_>>)]> = rows.iter().map(|r| r.as_slice()).collect();
+        let c = built(&rows);
+        for (join, first) in [(" and ", "N ge 150"), (" or ", "N eq 199")] {
+            let text = std::iter::once(first.to_owned())
+                .chain((1..aztable_wire::filter::MAX_COMPARISONS).map(|i| format!("N ne {}", 1000 + i)))
+                .collect::<Vec<_>>()
+                .join(join);
+            let filter = Compiled::new(&aztable_wire::filter::parse(&text).expect("parses"));
+            let mask = c.kept_by(filter.names(), &filter).expect("evaluated on columns");
+            let kept: Vec<usize> = (0..200).filter(|&r| mask[r / 64] >> (r % 64) & 1 == 1).collect();
+            let expected: Vec<usize> = match join {
+                " and " => (150..200).collect(),
+                _ => (0..200).collect(),
+            };
+            assert_eq!(kept, expected, "{join}");
+        }
+    }
 }

@@ -672,12 +672,16 @@ mod tests {
         assert!(c.none_kept(&["Other".to_owned()], &mut |_: &dyn Row| false));
     }
 
+    /// A block of `n` rows whose `N` is the row's number.
+    fn int32s(n: i32) -> Columns {
+        let rows: Vec<[(&str, Option<EdmRef<'_>>); 1]> =
+            (0..n).map(|n| [("N", Some(EdmRef::Int32(n)))]).collect();
+        built(&rows.iter().map(|r| r.as_slice()).collect::<Vec<_>>())
+    }
+
     #[test]
     fn a_block_is_ruled_out_only_when_no_row_is_kept() {
-        let rows: Vec<[(&str, Option<EdmRef<'_>>); 1]> =
-            (0..10).map(|n| [("N", Some(EdmRef::Int32(n)))]).collect();
-        let rows: Vec<&[(&str, Option<EdmRef<'_>>)]> = rows.iter().map(|r| r.as_slice()).collect();
-        let c = built(&rows);
+        let c = int32s(10);
         let names = ["N".to_owned()];
         let kept_above = |limit: i32| move |row: &dyn Row| matches!(row.property_at(0, "N"), Some(EdmRef::Int32(n)) if n > limit);
         assert!(c.none_kept(&names, &mut kept_above(9)));
@@ -688,10 +692,7 @@ mod tests {
     /// `or`, a tree as deep) are evaluated a column at a time as row by row.
     #[test]
     fn the_longest_chains_are_evaluated_a_column_at_a_time() {
-        let rows: Vec<[(&str, Option<EdmRef<'_>>); 1]> =
-            (0..200).map(|n| [("N", Some(EdmRef::Int32(n)))]).collect();
-        let rows: Vec<&[(&str, Option<EdmRef<'_>>)]> = rows.iter().map(|r| r.as_slice()).collect();
-        let c = built(&rows);
+        let c = int32s(200);
         for (join, first) in [(" and ", "N ge 150"), (" or ", "N eq 199")] {
             let text = std::iter::once(first.to_owned())
                 .chain((1..aztable_wire::filter::MAX_COMPARISONS).map(|i| format!("N ne {}", 1000 + i)))

@@ -3,7 +3,7 @@
 //! a filter evaluated on them sees exactly the rows' first value of each name and their
 //! Timestamps, or is refused for a name some row holds a value no column keeps.
 
-use super::columns::ColumnsBuilder;
+use super::columns::{Columns, ColumnsBuilder};
 use aztable_model::{EdmRef, Row, Ticks};
 use aztable_wire::filter::{parse, Compiled};
 use proptest::prelude::*;
@@ -69,6 +69,20 @@ fn row() -> impl Strategy<Value = (i64, Vec<(usize, Given)>)> {
     (stamp, prop::collection::vec((0..NAMES.len(), given()), 0..4))
 }
 
+/// The columns of `wanted` names of a block of `rows`.
+fn built(wanted: &[&str], rows: &[(i64, Vec<(usize, Given)>)]) -> Columns {
+    let mut b =
+        ColumnsBuilder::new(Arc::from(wanted.iter().map(|n| n.as_bytes().into()).collect::<Vec<_>>()));
+    for (stamp, props) in rows {
+        b.begin_row();
+        for (name, value) in props {
+            b.field(NAMES[*name].as_bytes(), value.as_ref().as_ref());
+        }
+        b.end_row(Ticks(*stamp));
+    }
+    b.seal(Vec::new(), Vec::new())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
     #[test]
@@ -78,15 +92,7 @@ proptest! {
     ) {
         // the names scans asked for: all three, or none (then only Timestamps)
         let wanted: Vec<&str> = if kept == 1 { NAMES.to_vec() } else { Vec::new() };
-        let mut b = ColumnsBuilder::new(Arc::from(wanted.iter().map(|n| n.as_bytes().into()).collect::<Vec<_>>()));
-        for (stamp, props) in &rows {
-            b.begin_row();
-            for (name, value) in props {
-                b.field(NAMES[*name].as_bytes(), value.as_ref().as_ref());
-            }
-            b.end_row(Ticks(*stamp));
-        }
-        let columns = b.seal(Vec::new(), Vec::new());
+        let columns = built(&wanted, &rows);
         prop_assert_eq!(columns.rows(), rows.len());
         for name in NAMES {
             let i = NAMES.iter().position(|n| *n == name).unwrap_or_default();
@@ -202,15 +208,7 @@ proptest! {
     /// row by row, and is refused exactly where row by row is.
     #[test]
     fn a_column_at_a_time_keeps_the_rows_row_by_row_keeps(rows in block(), text in filter()) {
-        let mut b = ColumnsBuilder::new(Arc::from(NAMES.iter().map(|n| n.as_bytes().into()).collect::<Vec<_>>()));
-        for (stamp, props) in &rows {
-            b.begin_row();
-            for (name, value) in props {
-                b.field(NAMES[*name].as_bytes(), value.as_ref().as_ref());
-            }
-            b.end_row(Ticks(*stamp));
-        }
-        let columns = b.seal(Vec::new(), Vec::new());
+        let columns = built(&NAMES, &rows);
         let compiled = Compiled::new(&parse(&text).expect("the filter parses"));
         let names = compiled.names().to_vec();
         let mut row_by_row = Vec::new();

@@ -168,6 +168,21 @@ impl Entities {
         table: &str,
         q: &QueryEntities,
     ) -> Result<EntityPage, ServiceError> {
+        self.query_entities_cut(caller, table, q, &|_| None).await
+    }
+
+    /// [`Self::query_entities`], the page then cut where `cut` says (`Some(n)` keeps its
+    /// first `n` entities, 1 ≤ n < len, and continues at the next: `--shortPages`)
+    /// before the advisor and the throttle count it, so the rows the next page returns
+    /// again are counted once. The cut rows were examined too, and are not counted as
+    /// examined on this page (the next examines them).
+    pub async fn query_entities_cut<'a>(
+        &self,
+        caller: impl Into<Caller<'a>>,
+        table: &str,
+        q: &QueryEntities,
+        cut: &(dyn Fn(&[Entity]) -> Option<usize> + Sync),
+    ) -> Result<EntityPage, ServiceError> {
         let caller = caller.into();
         // the entities a query returns are known only after the read: it pays 1 up
         // front (to its partition when the filter names only one) and the rest after
@@ -176,7 +191,13 @@ impl Entities {
             _ => None,
         };
         self.gate.admit(caller.account, table, pinned.as_deref(), 1)?;
-        let page = self.query_entities_unthrottled(caller, table, q).await?;
+        let mut page = self.query_entities_unthrottled(caller, table, q).await?;
+        if let Some(at) = cut(&page.entities).filter(|&n| n > 0 && n < page.entities.len()) {
+            let rest = page.entities.split_off(at);
+            page.examined = page.examined.saturating_sub(rest.len());
+            page.next = rest.into_iter().next().map(|e| (e.partition_key, e.row_key));
+        }
+        self.notes.query(caller.account, table, q.filter.as_ref(), &page);
         if let Some(t) = self.gate.throttle() {
             charge_served(t, caller.account, table, pinned.as_deref(), &page.entities);
         }
@@ -191,11 +212,9 @@ impl Entities {
     ) -> Result<EntityPage, ServiceError> {
         let mut page = query_page(&self.parts, caller, table, q, EXAMINED_IN_PLACE)?;
         if page.entities.len() >= q.top {
-            self.notes.query(caller.account, table, q.filter.as_ref(), &page);
             return Ok(page);
         }
         let Some(next) = page.next.take() else {
-            self.notes.query(caller.account, table, q.filter.as_ref(), &page);
             return Ok(page);
         };
         // stopped by the in-place budget (or the clock): the rest of the page, from there
@@ -211,7 +230,6 @@ impl Entities {
         page.entities.extend(rest.entities);
         page.next = rest.next;
         page.examined += rest.examined;
-        self.notes.query(caller.account, table, q.filter.as_ref(), &page);
         Ok(page)
     }
 

@@ -236,3 +236,40 @@ fn a_page_split_between_the_worker_and_the_pool_is_one_page() {
         assert_eq!(split.next, at_once.next, "{f} top {top}");
     }
 }
+
+/// A page cut short (`--shortPages`) is counted by the advisor as it is returned: every
+/// row once across the pages, returned and examined, not again on the page that returns
+/// it next; the continuation is the first row cut.
+#[test]
+fn a_cut_page_counts_its_rows_once() {
+    let advisor = Arc::new(aztable_insight::Advisor::new(aztable_insight::InsightOptions::default()));
+    let s = svc().with_insight(Arc::clone(&advisor));
+    let rows = ["a", "b", "c"]
+        .iter()
+        .flat_map(|pk| (0..4).map(move |i| EntityWrite::InsertEntity(new(pk, &format!("{i}"), vec![]))));
+    for row in rows {
+        s.entities().execute_batch("acct", "tbl", vec![row]).wait().unwrap();
+    }
+    // cut at the first partition boundary, as the server's cutter does
+    let at_boundary = |page: &[aztable_model::Entity]| {
+        page.windows(2).position(|w| w[0].partition_key != w[1].partition_key).map(|i| i + 1)
+    };
+    let (mut start, mut pages) = (None, Vec::new());
+    loop {
+        let q = QueryEntities { top: 1000, filter: None, start };
+        let page = s.entities().query_entities_cut("acct", "tbl", &q, &at_boundary).wait().unwrap();
+        pages.push(
+            page.entities.iter().map(|e| format!("{}{}", e.partition_key, e.row_key)).collect::<Vec<_>>(),
+        );
+        match page.next {
+            Some(next) => start = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(pages.len(), 3, "{pages:?}");
+    assert_eq!(pages.concat().len(), 12, "{pages:?}");
+    let report = advisor.report();
+    let table =
+        report.tables.iter().find(|t| t.table.eq_ignore_ascii_case("tbl")).expect("the table's stats");
+    assert_eq!((table.queries.full_scan, table.returned.full_scan, table.examined.full_scan), (3, 12, 12));
+}

@@ -13,7 +13,7 @@ use aztable_insight::QueryKind;
 use aztable_model::continuation;
 use aztable_model::error::{ApiError, ErrorCode};
 use aztable_model::time::wall_now;
-use aztable_model::EntityWrite;
+use aztable_model::{Entity, EntityWrite};
 use aztable_wire::endpoint::Endpoint;
 use aztable_wire::entity_write::{read_entity_write, WriteRequest};
 use aztable_wire::odata::{self, Format, Urls};
@@ -55,7 +55,10 @@ pub(super) async fn query_entities(
         None => None,
     };
     let q = QueryEntities { start, top, filter };
-    let mut page = state.service.entities().query_entities(ctx.caller(), table, &q).await?;
+    // (`--shortPages` cuts the page before the advisor and the throttle count it)
+    let cutter = state.options.short_pages.as_deref();
+    let cut = |entities: &[Entity]| cutter?.cut(entities.iter().map(|e| e.partition_key.as_str()));
+    let page = state.service.entities().query_entities_cut(ctx.caller(), table, &q, &cut).await?;
     // a full table scan counts for the gate unless the client marked it as expected
     if let Some(advisor) = state.service.insight().filter(|_| page.kind == QueryKind::FullScan) {
         if header(&req.headers, EXPECT_SCAN_HEADER).is_none_or(|v| v.trim() != "1") {
@@ -64,13 +67,6 @@ pub(super) async fn query_entities(
                 table,
                 &q.filter.as_ref().map(ToString::to_string).unwrap_or_default(),
             );
-        }
-    }
-    if let Some(cutter) = &state.options.short_pages {
-        let keys = page.entities.iter().map(|e| e.partition_key.as_str());
-        if let Some(at) = cutter.cut(keys) {
-            let rest = page.entities.split_off(at);
-            page.next = rest.first().map(|e| (e.partition_key.clone(), e.row_key.clone()));
         }
     }
     let select = req.query.select_list();

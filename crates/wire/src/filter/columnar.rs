@@ -11,7 +11,7 @@
 //! type (the columns' own tests check both against [`Compiled::eval`]).
 
 use super::compiled::{Node, Operand};
-use super::eval::{compare_edm, Accept, Outcome};
+use super::eval::{compare, Accept, Outcome, Value};
 use super::Compiled;
 use aztable_model::{EdmRef, EdmValue, Ticks};
 use std::cmp::Ordering;
@@ -24,11 +24,31 @@ pub struct Leaf<'a> {
     test: Test<'a>,
 }
 
+/// What a comparison or bare property tests of the value it reads.
 #[derive(Debug, Clone, Copy)]
-enum Test<'a> {
+pub(super) enum Test<'a> {
     Compare { accept: Accept, value: &'a EdmValue },
     StrEq { negated: bool, value: &'a str },
     Property,
+}
+
+impl Test<'_> {
+    /// Whether a row whose operand reads `value` (`None`: it lacks it) is accepted: the
+    /// one rule of [`Compiled::eval`] and of [`Leaf`] alike.
+    pub(super) fn takes(self, value: Option<Value<'_>>) -> bool {
+        let Some(v) = value else { return false };
+        match self {
+            Test::Compare { accept, value } => accept.takes(compare(v, value)),
+            Test::StrEq { negated, value } => match v {
+                Value::Str(s) | Value::Edm(EdmRef::String(s)) => {
+                    (s.as_bytes() == value.as_bytes()) != negated
+                }
+                // another type: a mismatch, which only `ne` accepts
+                _ => negated,
+            },
+            Test::Property => matches!(v, Value::Edm(EdmRef::Boolean(true))),
+        }
+    }
 }
 
 /// What a [`Leaf`] accepts of a value of the literal's own type, for columns whose
@@ -68,28 +88,12 @@ impl<'a> Leaf<'a> {
     /// Whether a row whose custom property holds `value` (`None`: it lacks it) is
     /// accepted.
     pub fn takes(&self, value: Option<EdmRef<'_>>) -> bool {
-        let Some(v) = value else { return false };
-        match self.test {
-            Test::Compare { accept, value } => accept.takes(compare_edm(v, value)),
-            Test::StrEq { negated, value } => match v {
-                EdmRef::String(s) => (s.as_bytes() == value.as_bytes()) != negated,
-                _ => negated,
-            },
-            Test::Property => matches!(v, EdmRef::Boolean(true)),
-        }
+        self.test.takes(value.map(Value::Edm))
     }
 
     /// Whether a row with Timestamp `t` is accepted (a leaf reading the Timestamp).
     pub fn takes_timestamp(&self, t: Ticks) -> bool {
-        match self.test {
-            Test::Compare { accept, value } => accept.takes(match value {
-                EdmValue::DateTime(b) => Outcome::Ordered(t.cmp(b)),
-                _ => Outcome::Mismatch,
-            }),
-            // a Timestamp is no String and no Boolean
-            Test::StrEq { negated, .. } => negated,
-            Test::Property => false,
-        }
+        self.test.takes(Some(Value::Ticks(t)))
     }
 }
 

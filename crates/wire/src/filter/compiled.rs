@@ -4,8 +4,9 @@
 //! is read without comparing names. Evaluates exactly as [`super::eval_row`].
 
 use super::ast::{CmpOp, Expr};
-use super::eval::{compare, compare_edm, Accept, Value};
-use aztable_model::{EdmRef, EdmValue, Row};
+use super::columnar::Test;
+use super::eval::{compare_edm, Accept, Value};
+use aztable_model::{EdmValue, Row};
 
 /// A `$filter` with its property names resolved.
 #[derive(Debug, Clone)]
@@ -232,19 +233,13 @@ fn eval_node(node: &Node, row: &dyn Row, names: &[String]) -> bool {
                 Some(p) => accept.takes(compare_edm(p, value)),
             }
         }
-        Node::Compare { at, accept, value, .. } => match read(*at, row, names) {
-            None => false,
-            Some(v) => accept.takes(compare(v, value)),
-        },
-        Node::StrEq { at, negated, value } => match read(*at, row, names) {
-            None => false,
-            Some(Value::Str(s) | Value::Edm(EdmRef::String(s))) => {
-                (s.as_bytes() == value.as_bytes()) != *negated
-            }
-            // another type: a mismatch, which only `ne` accepts
-            Some(_) => *negated,
-        },
-        Node::Property(at) => matches!(read(*at, row, names), Some(Value::Edm(EdmRef::Boolean(true)))),
+        Node::Compare { at, accept, value, .. } => {
+            Test::Compare { accept: *accept, value }.takes(read(*at, row, names))
+        }
+        Node::StrEq { at, negated, value } => {
+            Test::StrEq { negated: *negated, value }.takes(read(*at, row, names))
+        }
+        Node::Property(at) => Test::Property.takes(read(*at, row, names)),
         Node::Bool(b) => *b,
         Node::Not(inner) => !eval_node(inner, row, names),
         Node::And(a, b) => eval_node(a, row, names) && eval_node(b, row, names),

@@ -1,12 +1,12 @@
-//! Columns: the exact numbers, Booleans, dates, short Strings and Timestamps of a
-//! summary block's rows (`skip.rs`), so a filter that reads only those is evaluated on
+//! Columns: the exact numbers, Booleans, dates, Guids, short Strings and Timestamps of
+//! a summary block's rows (`skip.rs`), so a filter that reads only those is evaluated on
 //! them and a block where it keeps no row is not read from the store at all (a `not`,
 //! an `ne` or an `or` of comparisons, which no span or Bloom filter rules out).
 //!
 //! A block's columns are built with its summary, from the same pass, and hold for each
 //! row in key order its Timestamp and, per property name scans asked for, its value or
 //! its absence. A name some row holds with a value no column keeps (a String longer
-//! than 64 bytes, a Binary, a Guid) is *opaque*: a filter reading it is not evaluated
+//! than 64 bytes, a Binary) is *opaque*: a filter reading it is not evaluated
 //! here. A put into a block drops its columns before it reaches the store, so columns a
 //! scan finds hold every row of the block as it was when the scan looked, and perhaps
 //! rows deleted since: a filter that keeps none of those keeps none of the rows left.
@@ -25,6 +25,7 @@
 //! block is kept once) and one kind is shared by every row, as is usual; Timestamps are
 //! kept as distances from the block's earliest, in four bytes when they fit. So a
 //! filter on one Int32 has columns of about 10 bytes a row, the block's own included.
+//! A Guid takes its 16 bytes and four for its place.
 
 use super::scan::MAX_PROJECTED;
 use aztable_model::{EdmRef, EdmValue, Row, Ticks};
@@ -40,6 +41,8 @@ const BOOLEAN: u8 = 4;
 const DATETIME: u8 = 5;
 /// A String: its value is where it starts in the column's text and its length.
 const STRING: u8 = 6;
+/// A Guid: its value is its place in the column's Guids.
+const GUID: u8 = 7;
 
 /// Strings a column keeps: those every head holds whole.
 const MAX_STRING: usize = 64;
@@ -54,6 +57,9 @@ struct Column {
     values: Bits,
     /// The Strings, each distinct one of the first [`DISTINCT_STRINGS`] once.
     text: Box<str>,
+    /// The Guids, a row's each in row order: where every row holds one, row `r`'s is
+    /// `guids[r]`.
+    guids: Box<[[u8; 16]]>,
 }
 
 /// A column's kinds: one for every row (the usual case), or a row's each.
@@ -146,6 +152,7 @@ impl Column {
                 };
                 EdmRef::String(self.text.get(start..start + len)?)
             }
+            GUID => EdmRef::Guid(self.guids.get(bits as usize)?),
             _ => return None,
         })
     }
@@ -176,6 +183,16 @@ impl Column {
                 (BOOLEAN, EdmValue::Boolean(b), Bits::Narrow(v)) => {
                     return mark_ordered(mask, v, |a| a != 0, *b, takes);
                 }
+                // (in RFC 4122 byte order a Guid's bytes sort as its text: `eval::compare`)
+                (GUID, EdmValue::Guid(b), _) => {
+                    return mark_ordered(
+                        mask,
+                        &self.guids,
+                        u128::from_be_bytes,
+                        u128::from_be_bytes(*b),
+                        takes,
+                    );
+                }
                 _ => {}
             }
         }
@@ -194,7 +211,12 @@ impl Column {
             Tags::Same(_) => 0,
             Tags::Each(tags) => tags.len(),
         };
-        std::mem::size_of::<Column>() + self.name.len() + tags + self.values.bytes() + self.text.len()
+        std::mem::size_of::<Column>()
+            + self.name.len()
+            + tags
+            + self.values.bytes()
+            + self.text.len()
+            + self.guids.len() * 16
     }
 }
 
@@ -211,6 +233,7 @@ struct ColumnBuilder {
     text: String,
     /// The values of the distinct Strings in `text` (at most [`DISTINCT_STRINGS`]).
     distinct: Vec<u64>,
+    guids: Vec<[u8; 16]>,
 }
 
 impl ColumnBuilder {
@@ -223,7 +246,11 @@ impl ColumnBuilder {
             EdmRef::Boolean(b) => (BOOLEAN, u64::from(b)),
             EdmRef::DateTime(t) => (DATETIME, t.0 as u64),
             EdmRef::String(s) if s.len() <= MAX_STRING => (STRING, self.string(s)),
-            EdmRef::String(_) | EdmRef::Guid(_) | EdmRef::Binary(_) => return false,
+            EdmRef::Guid(g) => {
+                self.guids.push(*g);
+                (GUID, self.guids.len() as u64 - 1)
+            }
+            EdmRef::String(_) | EdmRef::Binary(_) => return false,
         };
         self.tags.push(tag);
         self.values.push(bits);
@@ -258,7 +285,13 @@ impl ColumnBuilder {
             Tags::Same(tag) => Bits::seal(self.values, |_, bits| narrow(*tag, bits)),
             Tags::Each(each) => Bits::seal(self.values, |row, bits| narrow(*each.get(row)?, bits)),
         };
-        Column { name: self.name.into_boxed_slice(), tags, values, text: self.text.into_boxed_str() }
+        Column {
+            name: self.name.into_boxed_slice(),
+            tags,
+            values,
+            text: self.text.into_boxed_str(),
+            guids: self.guids.into_boxed_slice(),
+        }
     }
 }
 
@@ -474,8 +507,8 @@ impl ColumnsBuilder {
             Some(i) => i,
             None => {
                 let (tags, values) = (vec![ABSENT; row], vec![0; row]);
-                let (text, distinct) = (String::new(), Vec::new());
-                self.props.push(ColumnBuilder { name: name.to_vec(), tags, values, text, distinct });
+                let (text, distinct, guids) = (String::new(), Vec::new(), Vec::new());
+                self.props.push(ColumnBuilder { name: name.to_vec(), tags, values, text, distinct, guids });
                 self.props.len() - 1
             }
         };
@@ -558,7 +591,7 @@ mod tests {
             &[("N", Some(EdmRef::DateTime(Ticks(5)))), ("N", Some(EdmRef::Int32(9)))],
             &[("N", Some(EdmRef::String("déjà"))), ("S", Some(EdmRef::String("")))],
             &[("S", Some(EdmRef::String("x"))), ("N", Some(EdmRef::String("vu")))],
-            &[],
+            &[("G", Some(EdmRef::Guid(&[9; 16]))), ("N", Some(EdmRef::Guid(&[3; 16])))],
         ]);
         assert_eq!(c.rows(), 6);
         assert_eq!(
@@ -569,9 +602,10 @@ mod tests {
                 Some(EdmValue::DateTime(Ticks(5))),
                 Some(EdmValue::String("déjà".into())),
                 Some(EdmValue::String("vu".into())),
-                None
+                Some(EdmValue::Guid([3; 16]))
             ]
         );
+        assert_eq!(values(&c, "G"), vec![None, None, None, None, None, Some(EdmValue::Guid([9; 16]))]);
         let strings = [
             None,
             None,
@@ -663,10 +697,10 @@ mod tests {
     fn a_name_held_once_with_a_value_no_column_keeps_is_not_evaluated() {
         let long = "x".repeat(MAX_STRING + 1);
         let c = built(&[
-            &[("N", Some(EdmRef::Int32(1))), ("G", Some(EdmRef::Guid(&[7; 16])))],
+            &[("N", Some(EdmRef::Int32(1))), ("B", Some(EdmRef::Binary(&[7; 16])))],
             &[("N", Some(EdmRef::String(&long))), ("L", None)],
         ]);
-        for name in ["N", "L", "G"] {
+        for name in ["N", "L", "B"] {
             assert!(!c.none_kept(&[name.to_owned()], &mut |_: &dyn Row| false), "{name}");
         }
         assert!(c.none_kept(&["Other".to_owned()], &mut |_: &dyn Row| false));

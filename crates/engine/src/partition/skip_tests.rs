@@ -45,7 +45,7 @@ fn delete(p: &Partitions, pk: &str, rk: &str) {
 }
 
 /// The properties of the rows below whose columns a summary keeps.
-const COLUMNS: [&str; 8] = ["Count", "Ratio", "Flag", "Late", "When", "Tag", "Other", "Long"];
+const COLUMNS: [&str; 9] = ["Count", "Ratio", "Flag", "Late", "When", "Tag", "Id", "Other", "Long"];
 
 /// Builds the table's summary here, as a scan's thread would (after a build a scan
 /// started in a thread, if one runs), with columns of [`COLUMNS`].
@@ -156,6 +156,17 @@ fn typed(pk: &str, rk: &str, v: &Values) -> Entity {
     if v.late {
         properties.push(("Late".into(), EdmValue::Int32(1)));
     }
+    // (only p0 mixes a String and absences in: the other partitions' blocks hold a Guid
+    // in every row, which columns compare in a loop of their own)
+    match v.id.filter(|&n| n < 4 || pk == "p0").or(Some(0)) {
+        Some(4) => properties.push(("Id".into(), EdmValue::String("x".into()))),
+        Some(n) => {
+            let mut g = [0; 16];
+            (g[0], g[15]) = (n / 2, n % 2);
+            properties.push(("Id".into(), EdmValue::Guid(g)));
+        }
+        None => {}
+    }
     Entity {
         partition_key: pk.into(),
         row_key: rk.into(),
@@ -179,6 +190,9 @@ struct Values {
     flag: Option<bool>,
     /// a property no preloaded row has: a block's columns must learn of it
     late: bool,
+    /// a Guid whose first byte is half this and last byte the rest (4: a String
+    /// instead), or missing
+    id: Option<u8>,
     ticks: i64,
 }
 
@@ -189,12 +203,22 @@ fn values() -> impl Strategy<Value = Values> {
         prop_oneof![3 => (0..20i32).prop_map(Some), 1 => Just(None)],
         prop::bool::weighted(0.05),
         prop_oneof![Just(None), Just(Some(false)), Just(Some(true))],
+        prop_oneof![8 => (0..4u8).prop_map(Some), 1 => Just(Some(4)), 1 => Just(None)],
         0..1000i64,
     )
-        .prop_map(|(tag, count, ratio, when, flag, ticks)| Values { tag, count, ratio, when, flag, late: false, ticks })
+        .prop_map(|(tag, count, ratio, when, flag, id, ticks)| Values {
+            tag,
+            count,
+            ratio,
+            when,
+            flag,
+            late: false,
+            id,
+            ticks,
+        })
 }
 
-const FILTERS: [&str; 29] = [
+const FILTERS: [&str; 32] = [
     "Tag eq 'needle'",
     "Count lt 0 or Count gt 45",
     "Tag eq 'needle' or Count eq 25",
@@ -224,6 +248,9 @@ const FILTERS: [&str; 29] = [
     "not (Count ge 0 and Count le 48) and Ratio ne 2.0",
     "Late eq 1 and Count ne 7",
     "not (Late ne 1) or Count eq 25",
+    "Id eq guid'00000000-0000-0000-0000-000000000001' and Count lt 3",
+    "not (Id ne guid'01000000-0000-0000-0000-000000000000') or Tag eq 'needle'",
+    "Id gt guid'00000000-0000-0000-0000-000000000001' and Count gt 45",
 ];
 
 #[derive(Debug, Clone)]

@@ -22,7 +22,6 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{Map, Value};
-use std::io::Write as _;
 
 use super::json::ODATA_TYPE;
 use super::Metadata;
@@ -252,17 +251,14 @@ fn write_property(w: &mut ObjWriter<'_>, name: &str, v: EdmRef<'_>, md: Metadata
     };
     match v {
         EdmRef::String(s) => w.str(name, s),
+        // (itoa: `write!` cost some 250 instructions an integer, a twentieth of a row)
         EdmRef::Int32(i) => {
             w.key(name);
-            // ok to ignore: formatting an integer into a Vec cannot fail
-            let _ = write!(w.out, "{i}");
+            w.out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
         }
         EdmRef::Int64(i) => {
             annotate(w);
-            w.str_with(name, |out| {
-                // ok to ignore: formatting an integer into a Vec cannot fail
-                let _ = write!(out, "{i}");
-            });
+            w.str_with(name, |out| out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes()));
         }
         EdmRef::Double(d) if d.is_finite() => {
             w.key(name);

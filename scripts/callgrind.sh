@@ -17,7 +17,8 @@
 # Scenarios: point-read, insert (insert-many-partitions), batch-insert, filtered-scan
 # (20,000 entities, `Tag eq 'needle'`), filtered-walk (`not (Count ge 0 and Count le 1000000)`:
 # evaluated on the summary's columns), filtered-walk-string (`not (Tag ne 'nothing')`: on
-# columns too), filtered-walk-rows (`RowKey eq 'nothing'`: every row read),
+# columns too), filtered-walk-rows (`RowKey lt 'a' or RowKey gt 'z'`: every row read),
+# filtered-row-key (`RowKey eq 'nothing'`: each partition's rows passed over),
 # range-query (10 rows), page-all (every entity returned, per entity). N (operations; a
 # filtered-scan operation is a full pass), PRELOAD, CONNECTIONS (1), WARMUP, BIN, OUT,
 # VG_EXTRA (more valgrind options: `--dump-instr=yes` counts each instruction, for
@@ -29,7 +30,7 @@ CONNECTIONS=${CONNECTIONS:-1}
 PORT=${PORT:-10502}
 mkdir -p "$OUT"
 [ $# -eq 0 ] && set -- all
-[ "$*" = all ] && set -- point-read insert batch-insert range-query filtered-scan filtered-walk filtered-walk-string filtered-walk-rows page-all
+[ "$*" = all ] && set -- point-read insert batch-insert range-query filtered-scan filtered-walk filtered-walk-string filtered-walk-rows filtered-row-key page-all
 pids=()
 cleanup() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
 trap cleanup EXIT
@@ -45,8 +46,9 @@ settings() {
     filtered-walk) echo "${N:-3} ${PRELOAD:-20000} entities filtered-walk" ;;
     filtered-walk-string) echo "${N:-3} ${PRELOAD:-20000} entities filtered-walk-string" ;;
     filtered-walk-rows) echo "${N:-3} ${PRELOAD:-20000} entities filtered-walk-rows" ;;
+    filtered-row-key) echo "${N:-3} ${PRELOAD:-20000} entities filtered-row-key" ;;
     page-all) echo "${N:-3} ${PRELOAD:-20000} entities page-all" ;;
-    *) echo "unknown scenario '$1' (point-read, insert, batch-insert, range-query, filtered-scan, filtered-walk, filtered-walk-string, filtered-walk-rows, page-all, all)" >&2
+    *) echo "unknown scenario '$1' (point-read, insert, batch-insert, range-query, filtered-scan, filtered-walk, filtered-walk-string, filtered-walk-rows, filtered-row-key, page-all, all)" >&2
        return 1 ;;
   esac
 }

@@ -39,9 +39,9 @@ $B --repeat 2 --endpoint $A --compare $C --compare $Z --pid $AZP --compare-pid $
   --scenario point-read,insert-many-partitions,insert-one-partition,batch-insert,range-query,mixed \
   > "$OUT/three-way.txt" 2>&1
 $B --repeat 2 --endpoint $A --compare $Z --pid $AZP --compare-pid $NP \
-  --scenario filtered-scan,filtered-walk,filtered-walk-string,filtered-walk-rows,page-all --preload 20000 > "$OUT/scans.txt" 2>&1
+  --scenario filtered-scan,filtered-walk,filtered-walk-string,filtered-walk-rows,filtered-row-key,page-all --preload 20000 > "$OUT/scans.txt" 2>&1
 $B --repeat 2 --endpoint $A --compare $Z --pid $AZP --compare-pid $NP \
-  --scenario filtered-scan,filtered-walk,filtered-walk-string,filtered-walk-rows --preload 100000 > "$OUT/scans-100k.txt" 2>&1
+  --scenario filtered-scan,filtered-walk,filtered-walk-string,filtered-walk-rows,filtered-row-key --preload 100000 > "$OUT/scans-100k.txt" 2>&1
 kill "$NP"
 # (--connections repeated would add to the list, so not $B here)
 $BIN/aztable-bench --duration 8s --settle 20s --markdown --repeat 2 --endpoint $A --compare $C --pid $AZP \
@@ -79,7 +79,7 @@ fi
 echo "RSS after the 1,000,000-entity reads (kB): aztable $(ps -o rss= -p $AZP)" | tee -a "$OUT/memory.txt"
 # filtered scans over the same 1,000,000 entities, aztable alone (Azurite keeps every
 # entity in its heap); after the memory figures, which are of loads and reads
-$B --repeat 2 --endpoint $A --pid $AZP --scenario filtered-scan,filtered-walk,filtered-walk-string,filtered-walk-rows --table big1m --preload 1000000 \
+$B --repeat 2 --endpoint $A --pid $AZP --scenario filtered-scan,filtered-walk,filtered-walk-string,filtered-walk-rows,filtered-row-key --table big1m --preload 1000000 \
   > "$OUT/scans-1m.txt" 2>&1
 kill "$AZP"
 

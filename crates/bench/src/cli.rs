@@ -30,7 +30,7 @@ pub(crate) struct Args {
     /// Comma-separated scenarios, or `all`: insert-many-partitions, insert-one-partition,
     /// point-read, batch-insert, range-query, filtered-scan, mixed, page-all. Named only
     /// (not in `all`): filtered-walk, filtered-walk-string, filtered-walk-rows,
-    /// read-under-scans.
+    /// filtered-row-key, read-under-scans.
     #[arg(long, default_value = "point-read")]
     pub scenario: String,
 

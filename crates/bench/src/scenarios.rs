@@ -32,9 +32,12 @@ pub(crate) enum Scenario {
     FilteredWalk,
     /// The same over a short String ([`STRING_NOTHING_FILTER`]; not part of `all`).
     FilteredWalkString,
-    /// The same over the RowKey in every partition ([`ROWS_NOTHING_FILTER`]), which no
-    /// column holds: the server reads every row (not part of `all`).
+    /// The same over RowKeys outside a span ([`ROWS_NOTHING_FILTER`]), which neither the
+    /// plan nor a column narrows: the server reads every row (not part of `all`).
     FilteredWalkRows,
+    /// The same looking for a RowKey in every partition ([`ROW_KEY_FILTER`]): aztable
+    /// seeks past each partition's other rows (not part of `all`).
+    FilteredRowKey,
     /// Random point reads while `--scanners` other clients page through the whole table
     /// with a filter that matches nothing (not part of `all`: its preload is large).
     ReadUnderScans,
@@ -53,10 +56,11 @@ impl Scenario {
     ];
 
     /// Scenarios that `all` leaves out; named explicitly only.
-    const EXTRA: [Scenario; 4] = [
+    const EXTRA: [Scenario; 5] = [
         Scenario::FilteredWalk,
         Scenario::FilteredWalkString,
         Scenario::FilteredWalkRows,
+        Scenario::FilteredRowKey,
         Scenario::ReadUnderScans,
     ];
 
@@ -73,6 +77,7 @@ impl Scenario {
             Scenario::FilteredWalk => "filtered-walk",
             Scenario::FilteredWalkString => "filtered-walk-string",
             Scenario::FilteredWalkRows => "filtered-walk-rows",
+            Scenario::FilteredRowKey => "filtered-row-key",
             Scenario::ReadUnderScans => "read-under-scans",
         }
     }
@@ -109,6 +114,7 @@ impl Scenario {
                 | Scenario::FilteredWalk
                 | Scenario::FilteredWalkString
                 | Scenario::FilteredWalkRows
+                | Scenario::FilteredRowKey
                 | Scenario::Mixed
                 | Scenario::PageAll
                 | Scenario::ReadUnderScans
@@ -124,6 +130,7 @@ impl Scenario {
             | Scenario::FilteredWalk
             | Scenario::FilteredWalkString
             | Scenario::FilteredWalkRows
+            | Scenario::FilteredRowKey
             | Scenario::PageAll => CpuPer::Entity,
             _ => CpuPer::Request,
         }
@@ -188,9 +195,14 @@ const NOTHING_FILTER: &str = "not (Count ge 0 and Count le 1000000)";
 /// summary's span or Bloom filter narrows (a `not`), on a short String.
 const STRING_NOTHING_FILTER: &str = "not (Tag ne 'nothing')";
 
-/// The same on the RowKey, looked for in every partition: no summary column holds the
-/// keys, so every row is read from the store.
-const ROWS_NOTHING_FILTER: &str = "RowKey eq 'nothing'";
+/// The same on the RowKey (every preloaded one starts with `r`): no summary column holds
+/// the keys, and the RowKeys it takes, below `a` or above `z`, bound none in a
+/// partition, so every row is read from the store.
+const ROWS_NOTHING_FILTER: &str = "RowKey lt 'a' or RowKey gt 'z'";
+
+/// A RowKey no preloaded entity has, looked for in every partition (no PartitionKey):
+/// the planner bounds the RowKey in each partition, not the partitions.
+const ROW_KEY_FILTER: &str = "RowKey eq 'nothing'";
 
 struct Ctx {
     target: Arc<Target>,
@@ -535,6 +547,7 @@ async fn work(ctx: Arc<Ctx>, mut conn: Conn, worker: u64, seed: u64) -> Result<R
             | Scenario::FilteredWalk
             | Scenario::FilteredWalkString
             | Scenario::FilteredWalkRows
+            | Scenario::FilteredRowKey
             | Scenario::PageAll => scan(&ctx, &mut conn, &mut rec).await,
         }
     }
@@ -559,7 +572,7 @@ async fn send(conn: &mut Conn, req: &Req, rec: &mut Recorder, entities: u64) {
 
 /// One full pass over the table following continuations: `filtered-scan` (`Tag eq
 /// 'needle'`) and the walks ([`NOTHING_FILTER`], [`STRING_NOTHING_FILTER`],
-/// [`ROWS_NOTHING_FILTER`]) credit the table size as examined, `page-all` what came back.
+/// [`ROWS_NOTHING_FILTER`], [`ROW_KEY_FILTER`]) credit the table size as examined, `page-all` what came back.
 async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
     let filtered = ctx.scenario != Scenario::PageAll;
     let base = match ctx.scenario {
@@ -567,6 +580,7 @@ async fn scan(ctx: &Ctx, conn: &mut Conn, rec: &mut Recorder) {
         Scenario::FilteredWalk => format!("$filter={}", encode_query_value(NOTHING_FILTER)),
         Scenario::FilteredWalkString => format!("$filter={}", encode_query_value(STRING_NOTHING_FILTER)),
         Scenario::FilteredWalkRows => format!("$filter={}", encode_query_value(ROWS_NOTHING_FILTER)),
+        Scenario::FilteredRowKey => format!("$filter={}", encode_query_value(ROW_KEY_FILTER)),
         _ => "$top=1000".to_string(),
     };
     let mut query = base.clone();

@@ -277,6 +277,25 @@ pub fn partition_range(table_id: u64, pk: &str) -> (Vec<u8>, Vec<u8>) {
     (start, end)
 }
 
+/// Splits an [`entity_key`] after its partition key: (kind, table id and `enc(pk)`;
+/// `enc(rk)`), both as stored, so a scan compares a row's RowKey with an encoded bound
+/// and finds where its partition ends ([`prefix_end`] of the first) without decoding.
+/// `None` for another key.
+pub fn split_entity_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    if !is_entity_key(key) {
+        return None;
+    }
+    let mut at = TABLE_ID_END;
+    loop {
+        at += key.get(at..)?.iter().position(|&b| b == ESC)?;
+        match *key.get(at + 1)? {
+            ESC_END => return Some(key.split_at(at + 2)),
+            ESC_NUL => at += 2,
+            _ => return None,
+        }
+    }
+}
+
 /// Decodes an [`entity_key`] into (table id, partition key, row key).
 pub fn decode_entity_key(key: &[u8]) -> Option<(u64, String, String)> {
     let rest = key.strip_prefix(&[ENTITY_PREFIX])?;
@@ -554,6 +573,29 @@ mod tests {
         assert_eq!(range_holds(&s, &e), (true, false));
         assert_eq!(range_holds(b"b", b"a"), (false, false));
         assert_eq!(range_holds(b"", b"\xFF"), (true, true));
+    }
+
+    #[test]
+    fn entity_keys_split_after_their_partition_key() {
+        for (pk, rk) in
+            [("p", "r"), ("", ""), ("a\u{0}b", "\u{0}"), ("\u{EE}\u{0}", "x\u{0}\u{0}"), ("\u{0}", "")]
+        {
+            // (a table id holding the escape byte, which is not an escape there)
+            let key = entity_key(0x0100, pk, rk);
+            let (partition, row) = split_entity_key(&key).expect("splits");
+            assert_eq!(partition, partition_range(0x0100, pk).0.as_slice(), "{pk:?}");
+            let mut enc = Vec::new();
+            encode_key_string(&mut enc, rk);
+            assert_eq!(row, enc.as_slice(), "{rk:?}");
+            // every key of the partition lies before the prefix end; the next partition's after
+            let end = prefix_end(partition);
+            assert!(key < end && end <= entity_key(0x0100, &format!("{pk}\u{0}"), ""), "{pk:?}");
+        }
+        assert_eq!(split_entity_key(&heap_key(&entity_key(1, "p", "r"))), None);
+        assert_eq!(split_entity_key(&table_entities_prefix(1)), None);
+        let mut bad = table_entities_prefix(1);
+        bad.extend_from_slice(&[b'p', ESC, 0x07]);
+        assert_eq!(split_entity_key(&bad), None);
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub use catalog::{Catalog, TableInfo};
 pub use migrate::{move_legacy_heaps, upgrade as upgrade_format, FORMAT_VERSION};
 pub use read::Reads;
 pub use rendition::Rendition;
+#[cfg(test)]
+pub(crate) use scan::STEPS_BEFORE_SEEK;
 pub use scan::{Needs, Scan, ScanPage, Scans, SCAN_TIME_BUDGET};
 pub use settings::Settings;
 pub use txn::Txn;

@@ -11,7 +11,9 @@
 //! rows that the table's value summary (`skip.rs`) rules out; a filter that reads
 //! neither key is also evaluated on the summary's columns (`columns.rs`), and seeks past
 //! runs where it keeps no row. The first scan that could use a summary the table lacks
-//! starts its build.
+//! starts its build. A filter bounding the RowKey in every partition (`RowKey eq 'x'`
+//! without a PartitionKey) seeks past each partition's rows outside the bounds once it
+//! has stepped over a few ([`RowKeyBounds`]).
 
 use super::catalog::Catalog;
 use super::read::{decode_head, reread_torn};
@@ -20,6 +22,7 @@ use super::stripes::Stripes;
 use super::PartitionError;
 use aztable_model::{EdmRef, Entity, KeyBound, KeyRange, Row, Ticks};
 use aztable_store::{codec, keys, KvPair, Store, StoreError};
+use aztable_wire::filter::plan::RowKeys;
 use aztable_wire::filter::{Compiled, Requirement};
 use std::sync::Arc;
 
@@ -63,6 +66,9 @@ pub struct Needs {
     /// value summary's columns are then evaluated a column at a time instead of row by
     /// row through `keep`.
     pub filter: Option<Arc<Compiled>>,
+    /// The RowKeys every kept row's lies between, in every partition
+    /// ([`Needs::within_row_keys`]).
+    pub row_keys: Option<RowKeyBounds>,
 }
 
 impl Needs {
@@ -76,7 +82,7 @@ impl Needs {
             .and_then(Requirement::required_equals)
             .and_then(|(_, value)| codec::HeadNeedle::new(value));
         let probe = super::skip::Probe::new(requirement);
-        Needs { properties, keys, required: needle, probe, filter: None }
+        Needs { properties, keys, required: needle, probe, filter: None, row_keys: None }
     }
 
     /// These needs, with `keep` known to be `filter`'s [`Compiled::eval`] (whose
@@ -84,7 +90,59 @@ impl Needs {
     pub fn evaluated_by(self, filter: Arc<Compiled>) -> Needs {
         Needs { filter: Some(filter), ..self }
     }
+
+    /// These needs, with `keep` known to be false for a row whose RowKey lies outside
+    /// `row_keys` ([`aztable_wire::filter::plan::plan_row_keys`]).
+    pub fn within_row_keys(self, row_keys: &RowKeys) -> Needs {
+        let encode = |b: &Option<(String, bool)>| {
+            b.as_ref().map(|(rk, inclusive)| {
+                let mut enc = Vec::new();
+                keys::encode_key_string(&mut enc, rk);
+                (enc, *inclusive)
+            })
+        };
+        let bounds = RowKeyBounds { lower: encode(&row_keys.lower), upper: encode(&row_keys.upper) };
+        Needs { row_keys: Some(bounds), ..self }
+    }
 }
+
+/// A RowKey interval that holds in every partition, its bounds encoded as the store
+/// orders keys (`enc(rk)`, terminator included), each with whether it is included.
+#[derive(Debug, Clone)]
+pub struct RowKeyBounds {
+    lower: Option<(Vec<u8>, bool)>,
+    upper: Option<(Vec<u8>, bool)>,
+}
+
+impl RowKeyBounds {
+    /// `None` when the row stored under `key` has its RowKey within the bounds; else
+    /// the key a scan goes on from: where the bounds begin in the row's partition, or
+    /// (past them) where the partition ends.
+    fn past(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let (partition, rk) = keys::split_entity_key(key)?;
+        if let Some((lower, inclusive)) = &self.lower {
+            if rk < lower.as_slice() || (!inclusive && rk == lower.as_slice()) {
+                let mut from = [partition, lower].concat();
+                if !inclusive {
+                    // (the least key after the bound's own row)
+                    from.push(0);
+                }
+                return Some(from);
+            }
+        }
+        match &self.upper {
+            Some((upper, inclusive)) if rk > upper.as_slice() || (!inclusive && rk == upper.as_slice()) => {
+                Some(keys::prefix_end(partition))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Rows of one partition outside a scan's [`RowKeyBounds`] it reads (examines, as any
+/// row) before it seeks past the rest: a seek costs a few rows' reading, and partitions
+/// of a row or two are stepped through.
+pub(crate) const STEPS_BEFORE_SEEK: usize = 4;
 
 /// One page of a scan.
 #[derive(Debug, Default)]
@@ -228,6 +286,37 @@ impl Scans {
         // which its continuation names). The rows between them are read as the page goes,
         // so a page that fills early evaluates few blocks ahead, and a filter that keeps
         // rows in block after block stops asking.
+        // Rows outside the filter's RowKey bounds: after STEPS_BEFORE_SEEK of one partition
+        // in a row, the rest up to the bounds (or the partition's end) are passed over.
+        let row_keys = needs.and_then(|n| n.row_keys.as_ref());
+        let (mut outside, mut outside_in) = (0usize, Vec::new());
+        let mut read = |keep: &mut K, from: &[u8], until: &[u8]| -> Result<(), StoreError> {
+            let mut from = from.to_vec();
+            loop {
+                let mut seek = None;
+                self.store.scan_with(&from, until, &mut |k, v| {
+                    if let Some(target) = row_keys.and_then(|b| b.past(k)) {
+                        let partition = keys::split_entity_key(k).map_or(k, |(p, _)| p);
+                        if outside_in.as_slice() != partition {
+                            (outside, outside_in) = (0, partition.to_vec());
+                        }
+                        outside += 1;
+                        // (a target is always past the row: the check keeps the scan going on)
+                        if outside > STEPS_BEFORE_SEEK && target.as_slice() > k {
+                            seek = Some(target);
+                            return Ok(false);
+                        }
+                    } else {
+                        outside = 0;
+                    }
+                    visit(keep, k, v)
+                })?;
+                match seek {
+                    Some(target) if target.as_slice() < until => from = target,
+                    _ => return Ok(()),
+                }
+            }
+        };
         let mut columns = columns.into_iter().peekable();
         let (mut asking, mut kept_in_a_row) = (true, 0);
         let within_budget = |rows: usize| examined.get() + rows <= scan.max_examined;
@@ -254,7 +343,7 @@ impl Scans {
                 kept_in_a_row = 0;
                 let skip_from = block.start.as_slice().max(pos.as_slice());
                 if pos.as_slice() < skip_from {
-                    self.store.scan_with(&pos, skip_from, &mut |k, v| visit(&mut keep, k, v))?;
+                    read(&mut keep, &pos, skip_from)?;
                     if stopped.get() {
                         break 'ranges;
                     }
@@ -270,7 +359,7 @@ impl Scans {
                 pos = block.end.as_slice().min(end.as_slice()).to_vec();
             }
             if pos < *end {
-                self.store.scan_with(&pos, end, &mut |k, v| visit(&mut keep, k, v))?;
+                read(&mut keep, &pos, end)?;
                 if stopped.get() {
                     break;
                 }

@@ -131,6 +131,14 @@ fn query_filter(p: &Partitions, filter: &str, limit: usize, budget: usize) -> Ve
     let needs = needs.evaluated_by(std::sync::Arc::new(compiled.clone()));
     let found = scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0;
     assert_eq!(found, row_by_row, "{filter}");
+    // and with the RowKey bounds of every partition, seeking past the rows outside them
+    if let Some(row_keys) =
+        aztable_wire::filter::plan::plan_row_keys(&aztable_wire::filter::parse(filter).expect("parses"))
+    {
+        let needs = needs.within_row_keys(&row_keys);
+        let within = scan_all(p, &needs, limit, budget, |row| compiled.eval(row)).0;
+        assert_eq!(within, row_by_row, "{filter}, within {row_keys:?}");
+    }
     found
 }
 
@@ -218,7 +226,7 @@ fn values() -> impl Strategy<Value = Values> {
         })
 }
 
-const FILTERS: [&str; 32] = [
+const FILTERS: [&str; 37] = [
     "Tag eq 'needle'",
     "Count lt 0 or Count gt 45",
     "Tag eq 'needle' or Count eq 25",
@@ -251,6 +259,11 @@ const FILTERS: [&str; 32] = [
     "Id eq guid'00000000-0000-0000-0000-000000000001' and Count lt 3",
     "not (Id ne guid'01000000-0000-0000-0000-000000000000') or Tag eq 'needle'",
     "Id gt guid'00000000-0000-0000-0000-000000000001' and Count gt 45",
+    "RowKey eq 'r0400'",
+    "RowKey gt 'r0100' and RowKey lt 'r0112' and Count lt 25",
+    "(RowKey ge 'r0890' and Count ge 10) or (RowKey le 'r0893' and RowKey gt 'r0880')",
+    "RowKey ge 'r0000' and RowKey le 'r0003' or PartitionKey eq 'p1' and RowKey eq 'r0500'",
+    "not (RowKey lt 'r0450') and not (RowKey ge 'r0460') and Tag ne 'needle'",
 ];
 
 #[derive(Debug, Clone)]

@@ -295,12 +295,21 @@ fn query_page(
         None => vec![KeyRange::unbounded()],
     };
     let kind = aztable_insight::classify::classify_ranges(&planned);
+    // a RowKey bound that holds in every partition is of use where a range spans several
+    // (within one, the planner has cut the range to it already)
+    let across = planned.iter().any(|r| r.single_partition().is_none());
     let ranges = caller.narrow(planned);
     let start = q.start.as_ref().map(|(p, r)| (p.as_str(), r.as_str()));
     // the filter reads only these properties: rows it rejects are never fully decoded
     let compiled = q.filter.as_ref().map(|f| Arc::new(filter::Compiled::new(f)));
     let needs = compiled.as_ref().map(|f| {
-        Needs::new(f.names().to_vec(), f.reads_keys(), f.requirement().as_ref()).evaluated_by(Arc::clone(f))
+        let needs = Needs::new(f.names().to_vec(), f.reads_keys(), f.requirement().as_ref());
+        let needs = needs.evaluated_by(Arc::clone(f));
+        // (a RowKey bound in every partition: each partition's other rows are passed over)
+        match q.filter.as_ref().filter(|_| across).and_then(filter::plan::plan_row_keys) {
+            Some(row_keys) => needs.within_row_keys(&row_keys),
+            None => needs,
+        }
     });
     let started = std::time::Instant::now();
     let mut page = EntityPage { kind, ..EntityPage::default() };

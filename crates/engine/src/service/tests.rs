@@ -273,3 +273,45 @@ fn a_cut_page_counts_its_rows_once() {
         report.tables.iter().find(|t| t.table.eq_ignore_ascii_case("tbl")).expect("the table's stats");
     assert_eq!((table.queries.full_scan, table.returned.full_scan, table.examined.full_scan), (3, 12, 12));
 }
+
+/// A RowKey looked for in every partition (no PartitionKey): each partition's rows
+/// outside the RowKey's bounds are passed over after a few, so the query examines a few
+/// rows a partition, and finds what a scan of every row finds, a page at a time too.
+#[test]
+fn a_row_key_in_every_partition_examines_a_few_rows_a_partition() {
+    const STEPS: usize = crate::partition::STEPS_BEFORE_SEEK;
+    let s = svc();
+    for pk in ["a", "b", "c", "d"] {
+        let rows: Vec<EntityWrite> =
+            (0..100).map(|i| EntityWrite::InsertEntity(new(pk, &format!("r{i:03}"), vec![]))).collect();
+        s.entities().execute_batch("acct", "tbl", rows).wait().unwrap();
+    }
+    let query = |f: &str, top: usize| {
+        let (mut start, mut found, mut examined) = (None, Vec::new(), 0);
+        loop {
+            let filter = Some(aztable_wire::filter::parse(f).unwrap());
+            let q = QueryEntities { top, filter, start };
+            let page = s.entities().query_entities("acct", "tbl", &q).wait().unwrap();
+            examined += page.examined;
+            found.extend(page.entities.iter().map(|e| format!("{}{}", e.partition_key, e.row_key)));
+            match page.next {
+                Some(next) => start = Some(next),
+                None => return (found, examined),
+            }
+        }
+    };
+    // the same rows by a filter that bounds no RowKey, every row read
+    let (all, examined_all) = query("RowKey eq 'r050' or (RowKey ge 'r098' and RowKey ne 'r099') or Timestamp lt datetime'1999-01-01T00:00:00Z'", 1000);
+    assert_eq!(examined_all, 400);
+    assert_eq!(all, ["ar050", "ar098", "br050", "br098", "cr050", "cr098", "dr050", "dr098"]);
+    for top in [1, 3, 1000] {
+        let (found, examined) = query("RowKey eq 'r050' or (RowKey ge 'r098' and RowKey ne 'r099')", top);
+        assert_eq!(found, all, "top {top}");
+        // (in each partition: STEPS of the 50 rows before the bounds, the 50 inside them)
+        assert!(examined <= 4 * (STEPS + 50), "top {top}: {examined} examined");
+    }
+    let (found, examined) = query("RowKey eq 'r050'", 1000);
+    assert_eq!(found, ["ar050", "br050", "cr050", "dr050"]);
+    // (in each partition: STEPS rows before the bound, its row, STEPS rows after it)
+    assert!(examined <= 4 * (2 * STEPS + 1), "{examined} examined");
+}

@@ -175,6 +175,23 @@ fn reaches(last: &KeyRange, next: &KeyRange) -> bool {
     }
 }
 
+/// A RowKey interval: its bounds, each with whether it is included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowKeys {
+    pub lower: Option<(String, bool)>,
+    pub upper: Option<(String, bool)>,
+}
+
+/// The RowKey interval every match of `expr` lies in, in every partition: the hull of
+/// its terms' RowKey intervals. `None` when it bounds no RowKey, or nothing matches.
+/// `RowKey eq 'x'` with no PartitionKey condition plans to the whole table; this lets a
+/// scan seek past each partition's other rows.
+pub fn plan_row_keys(expr: &Expr) -> Option<RowKeys> {
+    let rows =
+        summarise(expr, false).into_iter().filter(|t| !t.is_empty()).map(|t| t.rows).reduce(Rows::hull)?;
+    (rows.lower.is_some() || rows.upper.is_some()).then_some(RowKeys { lower: rows.lower, upper: rows.upper })
+}
+
 /// Computes the single key range a scan for `expr` must cover: the hull of
 /// [`plan_ranges`] ([`KeyRange::empty`] when there is none).
 pub fn plan(expr: &Expr) -> KeyRange {

@@ -1,7 +1,8 @@
-//! Planner cases: the hull ([`plan`]) and the union of ranges ([`plan_ranges`]).
+//! Planner cases: the hull ([`plan`]), the union of ranges ([`plan_ranges`]) and the
+//! RowKey interval of every partition ([`plan_row_keys`]).
 
 use super::p;
-use crate::filter::plan::{plan_ranges, MAX_RANGES};
+use crate::filter::plan::{plan_ranges, plan_row_keys, RowKeys, MAX_RANGES};
 use crate::filter::{plan, CmpOp, Expr};
 use aztable_model::EdmValue;
 use aztable_model::{KeyBound, KeyRange};
@@ -334,4 +335,27 @@ fn orleans_sized_filters_plan_to_point_ranges() {
         let rk = format!("g{:03}", 2 * i + 1);
         assert!(range.contains("c", &rk) && !range.contains("c", &format!("g{:03}", 2 * i)), "{range:?}");
     }
+}
+
+// ---- plan_row_keys: the RowKey interval of every partition ----
+
+#[test]
+fn row_keys_are_the_hull_of_every_terms_interval() {
+    let rows = |filter: &str| plan_row_keys(&p(filter));
+    let bound = |s: &str, inclusive: bool| Some((s.to_owned(), inclusive));
+    assert_eq!(rows("RowKey eq 'x'"), Some(RowKeys { lower: bound("x", true), upper: bound("x", true) }));
+    assert_eq!(
+        rows("RowKey gt 'a' and RowKey lt 'c' and Count eq 1"),
+        Some(RowKeys { lower: bound("a", false), upper: bound("c", false) })
+    );
+    assert_eq!(
+        rows("RowKey eq 'a' or (PartitionKey eq 'p' and RowKey eq 'c')"),
+        Some(RowKeys { lower: bound("a", true), upper: bound("c", true) })
+    );
+    assert_eq!(rows("not (RowKey lt 'm')"), Some(RowKeys { lower: bound("m", true), upper: None }));
+    // a term that bounds no RowKey, no RowKey condition, nothing matching
+    assert_eq!(rows("RowKey eq 'a' or Count eq 1"), None);
+    assert_eq!(rows("PartitionKey eq 'a'"), None);
+    assert_eq!(rows("RowKey lt 'a' and RowKey gt 'b'"), None);
+    assert_eq!(rows("RowKey ne 'a'"), None);
 }

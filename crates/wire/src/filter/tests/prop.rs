@@ -1,8 +1,8 @@
-//! Property tests: Display round-trips, the planner never drops a match (and its ranges
-//! are sorted and disjoint), a compiled filter evaluates as the tree does, and the parser
+//! Property tests: Display round-trips, the planner never drops a match (its ranges are
+//! sorted and disjoint, its RowKey interval holds every match's), a compiled filter evaluates as the tree does, and the parser
 //! never panics.
 
-use crate::filter::plan::{plan_ranges, MAX_RANGES};
+use crate::filter::plan::{plan_ranges, plan_row_keys, MAX_RANGES};
 use crate::filter::{eval, parse, plan, CmpOp, Compiled, Expr, MAX_DEPTH};
 use aztable_model::{EdmRef, EdmValue, Entity, Row, Ticks};
 use proptest::prelude::*;
@@ -171,6 +171,31 @@ proptest! {
             if eval(&filter, &e) {
                 prop_assert!(range.contains(pk, rk), "{} matches ({:?}, {:?}) but plan is {:?}", filter, pk, rk, range);
                 prop_assert!(!range.is_empty(), "{} matches ({:?}, {:?}) but plan is empty", filter, pk, rk);
+            }
+        }
+    }
+
+    /// Every match's RowKey lies in the planned RowKey interval, compared as the store
+    /// orders keys (UTF-16 code units).
+    #[test]
+    fn planned_row_keys_drop_no_match(
+        filter in key_filter(),
+        rows in prop::collection::vec((key(), key()), 1..12),
+    ) {
+        let Some(bounds) = plan_row_keys(&filter) else { return Ok(()) };
+        let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        for (pk, rk) in &rows {
+            let e = Entity { partition_key: pk.clone(), row_key: rk.clone(), timestamp: Ticks(0), properties: vec![] };
+            if eval(&filter, &e) {
+                let above = bounds.lower.as_ref().is_none_or(|(l, inclusive)| {
+                    let o = utf16(rk).cmp(&utf16(l));
+                    o.is_gt() || (*inclusive && o.is_eq())
+                });
+                let below = bounds.upper.as_ref().is_none_or(|(u, inclusive)| {
+                    let o = utf16(rk).cmp(&utf16(u));
+                    o.is_lt() || (*inclusive && o.is_eq())
+                });
+                prop_assert!(above && below, "{} matches ({:?}, {:?}) outside {:?}", filter, pk, rk, bounds);
             }
         }
     }

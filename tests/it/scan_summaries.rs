@@ -171,6 +171,22 @@ async fn row_keys_in_every_partition_see_every_write_between_them() {
         keys(matching(&c, "rowkeys", &format!("{span}&$top=1")).await),
         ["a/r012", "b/r0115", "b/r012", "bb/r011"]
     );
+    // a union of intervals: each partition's rows between them passed over; RowKeys
+    // the store keeps escaped (U+E000 is remapped) compared as the service orders them
+    // (U+E000 above U+10000 in UTF-16), before and after a partition's rows
+    for (pk, rk) in [("a", "\u{e000}"), ("a", "\u{10000}"), ("c", "q\u{e000}")] {
+        assert_eq!(c.insert("rowkeys", json!({"PartitionKey": pk, "RowKey": rk, "N": 1})).await.status, 201);
+    }
+    let union = "RowKey%20eq%20'r001'%20or%20RowKey%20eq%20'r058'%20or%20RowKey%20gt%20'%F0%90%80%80'";
+    for top in ["", "&$top=1"] {
+        assert_eq!(
+            keys(matching(&c, "rowkeys", &format!("{union}{top}")).await),
+            ["a/r001", "a/r058", "a/\u{e000}", "b/r001", "b/r058", "c/r001", "c/r058"],
+            "{top}"
+        );
+    }
+    let below = "RowKey%20lt%20'r'%20and%20RowKey%20ge%20'q'";
+    assert_eq!(keys(matching(&c, "rowkeys", below).await), ["c/q\u{e000}"]);
 }
 
 /// A Guid compared over a table large enough for summaries (kept in their columns):

@@ -22,6 +22,20 @@ pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
     }
 }
 
+/// [`utf16_cmp`] of two keys' UTF-8 bytes, which need not be checked: where the first
+/// difference is not between two ASCII characters, both are read as UTF-8, and bytes
+/// that are not UTF-8 order as bytes.
+pub fn utf16_cmp_bytes(x: &[u8], y: &[u8]) -> Ordering {
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        None => x.len().cmp(&y.len()),
+        Some(i) if x[i] < 0x80 && y[i] < 0x80 => x[i].cmp(&y[i]),
+        Some(_) => match (std::str::from_utf8(x), std::str::from_utf8(y)) {
+            (Ok(a), Ok(b)) => utf16_cmp(a, b),
+            _ => x.cmp(y),
+        },
+    }
+}
+
 /// One end of a [`KeyRange`]. `rk: None` stands for a whole partition: as a lower bound
 /// `{pk, None, inclusive: true}` starts at the first row of `pk` and `{pk, None, false}`
 /// after its last row; as an upper bound `{pk, None, true}` ends with the last row of
@@ -254,6 +268,7 @@ mod tests {
         #[test]
         fn utf16_cmp_matches_code_unit_order(a in "[a-c\u{e000}\u{10000}\u{7f}\u{80}é]{0,6}", b in "[a-c\u{e000}\u{10000}\u{7f}\u{80}é]{0,6}") {
             proptest::prop_assert_eq!(utf16_cmp(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+            proptest::prop_assert_eq!(utf16_cmp_bytes(a.as_bytes(), b.as_bytes()), utf16_cmp(&a, &b));
         }
     }
 }

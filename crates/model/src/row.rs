@@ -8,6 +8,15 @@ use super::{EdmRef, EdmValue, Entity, Ticks};
 pub trait Row {
     fn partition_key(&self) -> &str;
     fn row_key(&self) -> &str;
+    /// The PartitionKey's UTF-8 bytes, for comparing. A scanned row's are its stored
+    /// bytes, not checked: a row the filter keeps is decoded (and checked) whole.
+    fn partition_key_bytes(&self) -> &[u8] {
+        self.partition_key().as_bytes()
+    }
+    /// The RowKey's, as [`Row::partition_key_bytes`].
+    fn row_key_bytes(&self) -> &[u8] {
+        self.row_key().as_bytes()
+    }
     fn timestamp(&self) -> Ticks;
     /// A custom property by name (never a system property).
     fn property(&self, name: &str) -> Option<EdmRef<'_>>;

@@ -296,6 +296,56 @@ pub fn split_entity_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
     }
 }
 
+/// The PartitionKey and RowKey of an [`entity_key`] as stored (`enc(pk)`, `enc(rk)`,
+/// terminators included), for [`key_text`]: a scan decodes only the keys its filter
+/// reads. `None` for another key.
+pub fn entity_key_parts(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (partition, rk) = split_entity_key(key)?;
+    Some((encoded_partition_key(partition), rk))
+}
+
+/// `enc(pk)` of the first part [`split_entity_key`] gives.
+pub fn encoded_partition_key(partition: &[u8]) -> &[u8] {
+    partition.get(TABLE_ID_END..).unwrap_or_default()
+}
+
+/// The UTF-8 bytes of the string one `enc(s)` (terminator included) holds, where the
+/// encoding changed none of them (no escaped NUL, no remapped lead byte: most keys),
+/// without checking them; `None` otherwise (read it with [`key_text`]).
+pub fn key_bytes(enc: &[u8]) -> Option<&[u8]> {
+    let text = enc.strip_suffix(&[ESC, ESC_END])?;
+    // (0x00 is only in escapes, 0xF5 / 0xF6 only remapped: neither is in UTF-8); ASCII
+    // without NUL eight bytes at a time
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let plain_ascii = |w: u64| (w | w.wrapping_sub(ONES)) & HIGHS == 0;
+    let mut words = text.chunks_exact(8);
+    if words.all(|w| plain_ascii(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))) {
+        if !words.remainder().iter().any(|&b| b == ESC || b >= 0xF5) {
+            return Some(text);
+        }
+        return None;
+    }
+    (!text.iter().any(|&b| b == ESC || b >= 0xF5)).then_some(text)
+}
+
+/// The string one `enc(s)` (terminator included) holds: borrowed where the encoding
+/// changed nothing (no NUL, no remapped lead byte: most keys), else decoded. `None`
+/// when `enc` is not exactly one valid encoding.
+pub fn key_text(enc: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    let text = enc.strip_suffix(&[ESC, ESC_END])?;
+    // (0xF5 / 0xF6 are not UTF-8: such a text goes the slow way too)
+    if !changes_in_encoding(text) {
+        match std::str::from_utf8(text) {
+            Ok(s) => return Some(s.into()),
+            Err(_) if !text.iter().any(|b| matches!(b, 0xF5 | 0xF6)) => return None,
+            Err(_) => {}
+        }
+    }
+    let mut s = String::new();
+    (decode_key_string_slowly(enc, &mut s)? == enc.len()).then_some(s.into())
+}
+
 /// Decodes an [`entity_key`] into (table id, partition key, row key).
 pub fn decode_entity_key(key: &[u8]) -> Option<(u64, String, String)> {
     let rest = key.strip_prefix(&[ENTITY_PREFIX])?;
@@ -305,21 +355,6 @@ pub fn decode_entity_key(key: &[u8]) -> Option<(u64, String, String)> {
     let rest = rest.get(n..)?;
     let (rk, m) = decode_key_string(rest)?;
     (m == rest.len()).then_some((u64::from_be_bytes(id_bytes), pk, rk))
-}
-
-/// [`decode_entity_key`] into reused buffers: the keys of a scanned row without
-/// allocating. Returns false (buffers unspecified) for an undecodable key.
-pub fn decode_entity_key_into(key: &[u8], pk: &mut String, rk: &mut String) -> bool {
-    let Some(rest) = key.strip_prefix(&[ENTITY_PREFIX]).and_then(|r| r.get(8..)) else {
-        return false;
-    };
-    let Some(n) = decode_key_string_into(rest, pk) else {
-        return false;
-    };
-    match rest.get(n..).and_then(|r| decode_key_string_into(r, rk).map(|m| (m, r.len()))) {
-        Some((m, len)) => m == len,
-        None => false,
-    }
 }
 
 /// [`decode_key_string`] into a reused buffer; returns the bytes consumed.
@@ -431,6 +466,38 @@ mod tests {
                 if want.is_some() {
                     prop_assert_eq!(&fast, &slow);
                 }
+            }
+        }
+
+        /// [`key_text`] reads exactly one whole encoding, as decoding byte by byte does,
+        /// and [`entity_key_parts`] splits an entity key into the two it holds.
+        #[test]
+        fn key_text_is_the_decoding_of_one_whole_encoding(
+            input in prop::collection::vec(prop_oneof![
+                4 => Just(b'a'), 2 => Just(0u8), 2 => Just(1u8), 1 => Just(0xFFu8), 1 => Just(0xEEu8),
+                1 => Just(0xF5u8), 1 => Just(0xF6u8), 1 => Just(0x80u8), 1 => Just(0xC3u8), 1 => any::<u8>(),
+            ], 0..16),
+            pk in "[a\\x00\u{e000}\u{ffff}\u{10000}é]{0,6}",
+            rk in "[a\\x00\u{e000}\u{ffff}\u{10000}é]{0,6}",
+        ) {
+            let mut encoded = Vec::new();
+            encode_key_string(&mut encoded, &rk);
+            for bytes in [&input[..], &encoded[..]] {
+                let mut slow = String::new();
+                let want = decode_key_string_slowly(bytes, &mut slow).filter(|&n| n == bytes.len());
+                prop_assert_eq!(key_text(bytes).map(|t| t.into_owned()), want.map(|_| slow.clone()));
+            }
+            let key = entity_key(7, &pk, &rk);
+            let (p, r) = entity_key_parts(&key).expect("an entity key");
+            prop_assert_eq!(key_text(p).map(|t| t.into_owned()), Some(pk.clone()));
+            prop_assert_eq!(key_text(r).map(|t| t.into_owned()), Some(rk.clone()));
+            // the bytes as stored are the key's wherever they are given
+            for (enc, s) in [(p, &pk), (r, &rk)] {
+                if let Some(bytes) = key_bytes(enc) {
+                    prop_assert_eq!(bytes, s.as_bytes());
+                }
+                let plain = !s.bytes().any(|b| matches!(b, 0x00 | 0xEE | 0xEF));
+                prop_assert_eq!(key_bytes(enc).is_some(), plain);
             }
         }
 
@@ -684,14 +751,16 @@ mod tests {
             let want = (t1, utf16(&a1), utf16(&b1)).cmp(&(t2, utf16(&a2), utf16(&b2)));
             prop_assert_eq!(k1.cmp(&k2), want);
             prop_assert_eq!(decode_entity_key(&k1), Some((t1, a1.clone(), b1.clone())));
-            // the buffer-reusing decoder agrees, whatever the buffers held before
-            let (mut pk, mut rk) = (a2, String::from("junk"));
-            prop_assert!(decode_entity_key_into(&k1, &mut pk, &mut rk));
-            prop_assert_eq!((pk.as_str(), rk.as_str()), (a1.as_str(), b1.as_str()));
-            let mut cut = k1.clone();
+            // a scan's key by key decoding agrees; a cut key is none
+            let text = |k: &[u8]| {
+                let (pk, rk) = entity_key_parts(k)?;
+                Some((key_text(pk)?.into_owned(), key_text(rk)?.into_owned()))
+            };
+            prop_assert_eq!(text(&k1), Some((a1, b1)));
+            let mut cut = k1;
             cut.pop();
-            prop_assert!(!decode_entity_key_into(&cut, &mut pk, &mut rk));
-            prop_assert!(!decode_entity_key_into(&k2[..1], &mut pk, &mut rk));
+            prop_assert_eq!(text(&cut), None);
+            prop_assert_eq!(text(&k2[..1]), None);
         }
 
         #[test]

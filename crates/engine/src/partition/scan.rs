@@ -24,6 +24,8 @@ use aztable_model::{EdmRef, Entity, KeyBound, KeyRange, Row, Ticks};
 use aztable_store::{codec, keys, KvPair, Store, StoreError};
 use aztable_wire::filter::plan::RowKeys;
 use aztable_wire::filter::{Compiled, Requirement};
+use std::borrow::Cow;
+use std::cell::{Cell, OnceCell};
 use std::sync::Arc;
 
 /// How long one page of a scan may run before it is cut with a continuation (the
@@ -66,7 +68,7 @@ pub struct Needs {
     /// value summary's columns are then evaluated a column at a time instead of row by
     /// row through `keep`.
     pub filter: Option<Arc<Compiled>>,
-    /// The RowKeys every kept row's lies between, in every partition
+    /// The RowKey intervals every kept row's lies in, in every partition
     /// ([`Needs::within_row_keys`]).
     pub row_keys: Option<RowKeyBounds>,
 }
@@ -92,8 +94,9 @@ impl Needs {
     }
 
     /// These needs, with `keep` known to be false for a row whose RowKey lies outside
-    /// `row_keys` ([`aztable_wire::filter::plan::plan_row_keys`]).
-    pub fn within_row_keys(self, row_keys: &RowKeys) -> Needs {
+    /// every one of `row_keys`, sorted and disjoint
+    /// ([`aztable_wire::filter::plan::plan_row_keys`]).
+    pub fn within_row_keys(self, row_keys: &[RowKeys]) -> Needs {
         let encode = |b: &Option<(String, bool)>| {
             b.as_ref().map(|(rk, inclusive)| {
                 let mut enc = Vec::new();
@@ -101,38 +104,46 @@ impl Needs {
                 (enc, *inclusive)
             })
         };
-        let bounds = RowKeyBounds { lower: encode(&row_keys.lower), upper: encode(&row_keys.upper) };
-        Needs { row_keys: Some(bounds), ..self }
+        let intervals = row_keys.iter().map(|i| (encode(&i.lower), encode(&i.upper))).collect();
+        Needs { row_keys: Some(RowKeyBounds { intervals }), ..self }
     }
 }
 
-/// A RowKey interval that holds in every partition, its bounds encoded as the store
-/// orders keys (`enc(rk)`, terminator included), each with whether it is included.
+/// RowKey intervals that hold in every partition, sorted and disjoint, their bounds
+/// encoded as the store orders keys (`enc(rk)`, terminator included), each with whether
+/// it is included.
 #[derive(Debug, Clone)]
 pub struct RowKeyBounds {
-    lower: Option<(Vec<u8>, bool)>,
-    upper: Option<(Vec<u8>, bool)>,
+    intervals: Vec<(Bound, Bound)>,
 }
 
+/// One end of a [`RowKeyBounds`] interval: `None` for none.
+type Bound = Option<(Vec<u8>, bool)>;
+
 impl RowKeyBounds {
-    /// `None` when the row stored under `key` has its RowKey within the bounds; else
-    /// the key a scan goes on from: where the bounds begin in the row's partition, or
-    /// (past them) where the partition ends.
-    fn past(&self, key: &[u8]) -> Option<Vec<u8>> {
-        let (partition, rk) = keys::split_entity_key(key)?;
-        if let Some((lower, inclusive)) = &self.lower {
-            if rk < lower.as_slice() || (!inclusive && rk == lower.as_slice()) {
+    /// `None` when the row stored under a key split into `partition` and `rk`
+    /// ([`keys::split_entity_key`]) has its RowKey within an interval; else the key a
+    /// scan goes on from: where the next interval begins in the row's partition, or
+    /// (past them all) where the partition ends.
+    fn past(&self, partition: &[u8], rk: &[u8]) -> Option<Vec<u8>> {
+        // the first interval that does not end below the row
+        let beyond = |upper: &Bound| {
+            upper
+                .as_ref()
+                .is_some_and(|(u, inclusive)| rk > u.as_slice() || (!inclusive && rk == u.as_slice()))
+        };
+        let at = self.intervals.partition_point(|(_, upper)| beyond(upper));
+        let Some((lower, _)) = self.intervals.get(at) else {
+            return Some(keys::prefix_end(partition));
+        };
+        match lower {
+            Some((lower, inclusive)) if rk < lower.as_slice() || (!inclusive && rk == lower.as_slice()) => {
                 let mut from = [partition, lower].concat();
                 if !inclusive {
                     // (the least key after the bound's own row)
                     from.push(0);
                 }
-                return Some(from);
-            }
-        }
-        match &self.upper {
-            Some((upper, inclusive)) if rk > upper.as_slice() || (!inclusive && rk == upper.as_slice()) => {
-                Some(keys::prefix_end(partition))
+                Some(from)
             }
             _ => None,
         }
@@ -230,8 +241,6 @@ impl Scans {
             stripes: &self.stripes,
             table_id: info.id,
             heaps: dense.then(|| HeapCursor::new(self.store.as_ref(), &to)),
-            pk: String::new(),
-            rk: String::new(),
         };
         // the runs of rows to read: all of them, unless a summary rules some out
         let probe = needs.and_then(|n| n.probe.as_ref());
@@ -257,9 +266,10 @@ impl Scans {
         let started = std::time::Instant::now();
         let mut page = ScanPage { skipped, ..ScanPage::default() };
         // (counted here and by the columns below)
-        let examined = std::cell::Cell::new(0usize);
-        let stopped = std::cell::Cell::new(false);
-        let mut visit = |keep: &mut K, k: &[u8], v: &[u8]| {
+        let examined = Cell::new(0usize);
+        let stopped = Cell::new(false);
+        // (`split`: the key split after its partition, where the scan did so already)
+        let mut visit = |keep: &mut K, k: &[u8], split: Option<(&[u8], &[u8])>, v: &[u8]| {
             let n = examined.get();
             let over_budget =
                 n >= scan.max_examined || (n % 256 == 255 && started.elapsed() >= SCAN_TIME_BUDGET);
@@ -272,8 +282,10 @@ impl Scans {
             examined.set(n + 1);
             let kept = match needs {
                 // (slots for the names: most filters name one or two properties)
-                Some(needs) if needs.properties.len() <= 2 => rows.keep_projected::<2>(k, v, needs, keep)?,
-                Some(needs) => rows.keep_projected::<MAX_PROJECTED>(k, v, needs, keep)?,
+                Some(needs) if needs.properties.len() <= 2 => {
+                    rows.keep_projected::<2>(k, split, v, needs, keep)?
+                }
+                Some(needs) => rows.keep_projected::<MAX_PROJECTED>(k, split, v, needs, keep)?,
                 None => rows.keep_whole(k, v, keep)?,
             };
             if let Some(entity) = kept {
@@ -295,8 +307,10 @@ impl Scans {
             loop {
                 let mut seek = None;
                 self.store.scan_with(&from, until, &mut |k, v| {
-                    if let Some(target) = row_keys.and_then(|b| b.past(k)) {
-                        let partition = keys::split_entity_key(k).map_or(k, |(p, _)| p);
+                    let split = row_keys.and_then(|_| keys::split_entity_key(k));
+                    let past = row_keys.zip(split).and_then(|(b, (partition, rk))| b.past(partition, rk));
+                    if let Some(target) = past {
+                        let partition = split.map_or(k, |(p, _)| p);
                         if outside_in.as_slice() != partition {
                             (outside, outside_in) = (0, partition.to_vec());
                         }
@@ -309,7 +323,7 @@ impl Scans {
                     } else {
                         outside = 0;
                     }
-                    visit(keep, k, v)
+                    visit(keep, k, split, v)
                 })?;
                 match seek {
                     Some(target) if target.as_slice() < until => from = target,
@@ -381,9 +395,6 @@ struct Rows<'a> {
     table_id: u64,
     /// Reads heaps in step with the heads, for dense scans.
     heaps: Option<HeapCursor<'a>>,
-    /// The current row's keys, decoded only when the filter reads them.
-    pk: String,
-    rk: String,
 }
 
 impl Rows<'_> {
@@ -393,6 +404,7 @@ impl Rows<'_> {
     fn keep_projected<const N: usize>(
         &mut self,
         k: &[u8],
+        split: Option<(&[u8], &[u8])>,
         head: &[u8],
         needs: &Needs,
         keep: &mut impl FnMut(&dyn Row) -> bool,
@@ -400,9 +412,13 @@ impl Rows<'_> {
         if needs.required.as_ref().is_some_and(|r| !r.may_hold(head)) {
             return Ok(None);
         }
-        if needs.keys && !keys::decode_entity_key_into(k, &mut self.pk, &mut self.rk) {
-            return Err(undecodable_key());
-        }
+        // (the keys as stored: each decoded when the filter first reads it)
+        let parts = match (needs.keys, split) {
+            (false, _) => None,
+            (true, Some((partition, rk))) => Some((keys::encoded_partition_key(partition), rk)),
+            (true, None) => Some(keys::entity_key_parts(k).ok_or_else(undecodable_key)?),
+        };
+        let undecodable = Cell::new(false);
         let mut heap = None;
         let mut all_slots = [None; N];
         let Some(slots) = all_slots.get_mut(..needs.properties.len()) else {
@@ -422,20 +438,29 @@ impl Rows<'_> {
             };
         }
         // Some(verdict) of the filter on the head; None: it changed under the scan
-        let verdict = match projected {
+        let (verdict, keys) = match projected {
             Ok(Some(timestamp)) => {
                 let row = Projection {
-                    partition_key: &self.pk,
-                    row_key: &self.rk,
+                    partition_key: LazyKey::new(parts.map(|(pk, _)| pk), &undecodable),
+                    row_key: LazyKey::new(parts.map(|(_, rk)| rk), &undecodable),
                     timestamp,
                     names: &needs.properties,
                     slots,
                 };
-                Some(keep(&row))
+                let verdict = keep(&row);
+                // the keys the filter read are the entity's (decoded once)
+                let keys = match parts {
+                    Some(_) => row.partition_key.text.into_inner().zip(row.row_key.text.into_inner()),
+                    None => None,
+                };
+                (Some(verdict), keys.map(|(pk, rk)| (pk.into_owned(), rk.into_owned())))
             }
-            Err(StoreError::Torn) | Ok(None) => None,
+            Err(StoreError::Torn) | Ok(None) => (None, None),
             Err(e) => return Err(e),
         };
+        if undecodable.get() {
+            return Err(undecodable_key());
+        }
         if verdict == Some(false) {
             return Ok(None);
         }
@@ -444,8 +469,6 @@ impl Rows<'_> {
             (None, Some(cursor)) => cursor.find(&keys::heap_key(k))?,
             (None, None) => None,
         };
-        // the keys the filter read are the entity's (decoded once)
-        let keys = needs.keys.then(|| (std::mem::take(&mut self.pk), std::mem::take(&mut self.rk)));
         Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand, keys)? {
             // re-read: the filter must see what is returned
             Some((e, stale)) if stale || verdict.is_none() => keep(&e).then_some(e),
@@ -594,8 +617,8 @@ fn decode_key(k: &[u8]) -> Result<(u64, String, String), StoreError> {
 /// A scanned row as a filter sees it: the keys (when the filter reads them), the
 /// Timestamp and the named properties, all borrowed.
 struct Projection<'a> {
-    partition_key: &'a str,
-    row_key: &'a str,
+    partition_key: LazyKey<'a>,
+    row_key: LazyKey<'a>,
     timestamp: Ticks,
     names: &'a [String],
     slots: &'a [Option<EdmRef<'a>>],
@@ -603,10 +626,16 @@ struct Projection<'a> {
 
 impl Row for Projection<'_> {
     fn partition_key(&self) -> &str {
-        self.partition_key
+        self.partition_key.get()
     }
     fn row_key(&self) -> &str {
-        self.row_key
+        self.row_key.get()
+    }
+    fn partition_key_bytes(&self) -> &[u8] {
+        self.partition_key.bytes()
+    }
+    fn row_key_bytes(&self) -> &[u8] {
+        self.row_key.bytes()
     }
     fn timestamp(&self) -> Ticks {
         self.timestamp
@@ -617,5 +646,39 @@ impl Row for Projection<'_> {
     }
     fn property_at(&self, index: usize, _name: &str) -> Option<EdmRef<'_>> {
         self.slots.get(index).copied().flatten()
+    }
+}
+
+/// One key of a scanned row as stored (`enc(key)`), decoded the first time the filter
+/// reads it as a string: most filters of keys read one of them, compare its bytes
+/// ([`Row::row_key_bytes`]: those of a key with nothing escaped, as stored), and a key
+/// with nothing escaped is borrowed, not copied. Bytes that are no key's read as "" and set `undecodable`, which
+/// fails the scan; a key the scan did not read (its filter reads none) is "".
+struct LazyKey<'a> {
+    encoded: Option<&'a [u8]>,
+    text: OnceCell<Cow<'a, str>>,
+    undecodable: &'a Cell<bool>,
+}
+
+impl<'a> LazyKey<'a> {
+    fn new(encoded: Option<&'a [u8]>, undecodable: &'a Cell<bool>) -> Self {
+        LazyKey { encoded, text: OnceCell::new(), undecodable }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self.encoded.and_then(keys::key_bytes) {
+            Some(bytes) => bytes,
+            None => self.get().as_bytes(),
+        }
+    }
+
+    fn get(&self) -> &str {
+        self.text.get_or_init(|| {
+            let Some(encoded) = self.encoded else { return Cow::Borrowed("") };
+            keys::key_text(encoded).unwrap_or_else(|| {
+                self.undecodable.set(true);
+                Cow::Borrowed("")
+            })
+        })
     }
 }

@@ -226,7 +226,7 @@ fn values() -> impl Strategy<Value = Values> {
         })
 }
 
-const FILTERS: [&str; 37] = [
+const FILTERS: [&str; 40] = [
     "Tag eq 'needle'",
     "Count lt 0 or Count gt 45",
     "Tag eq 'needle' or Count eq 25",
@@ -264,6 +264,9 @@ const FILTERS: [&str; 37] = [
     "(RowKey ge 'r0890' and Count ge 10) or (RowKey le 'r0893' and RowKey gt 'r0880')",
     "RowKey ge 'r0000' and RowKey le 'r0003' or PartitionKey eq 'p1' and RowKey eq 'r0500'",
     "not (RowKey lt 'r0450') and not (RowKey ge 'r0460') and Tag ne 'needle'",
+    "RowKey eq 'r0007' or RowKey eq 'r0400' or RowKey eq 'r0999'",
+    "RowKey lt 'r0003' or RowKey gt 'r0996' or (RowKey ge 'r0500' and RowKey lt 'r0502')",
+    "RowKey ne 'r0400' and Count lt 2",
 ];
 
 #[derive(Debug, Clone)]

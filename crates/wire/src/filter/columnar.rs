@@ -43,6 +43,7 @@ impl Test<'_> {
                 Value::Str(s) | Value::Edm(EdmRef::String(s)) => {
                     (s.as_bytes() == value.as_bytes()) != negated
                 }
+                Value::Key(k) => (k == value.as_bytes()) != negated,
                 // another type: a mismatch, which only `ne` accepts
                 _ => negated,
             },

@@ -217,8 +217,8 @@ fn node(expr: &Expr, names: &[String]) -> Node {
 #[inline]
 fn read<'r>(at: Operand, row: &'r dyn Row, names: &[String]) -> Option<Value<'r>> {
     match at {
-        Operand::PartitionKey => Some(Value::Str(row.partition_key())),
-        Operand::RowKey => Some(Value::Str(row.row_key())),
+        Operand::PartitionKey => Some(Value::Key(row.partition_key_bytes())),
+        Operand::RowKey => Some(Value::Key(row.row_key_bytes())),
         Operand::Timestamp => Some(Value::Ticks(row.timestamp())),
         Operand::Custom(i) => row.property_at(i, names.get(i).map_or("", String::as_str)).map(Value::Edm),
     }

@@ -33,7 +33,7 @@
 //!   is `Edm.DateTime`. For Query Tables only `TableName` (`Edm.String`) exists.
 
 use super::ast::{CmpOp, Expr};
-use aztable_model::key_range::utf16_cmp;
+use aztable_model::key_range::{utf16_cmp, utf16_cmp_bytes};
 use aztable_model::{EdmRef, EdmValue, Entity, Row, Ticks};
 use std::cmp::Ordering;
 
@@ -62,6 +62,8 @@ pub fn eval_table_name(expr: &Expr, table_name: &str) -> bool {
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Value<'a> {
     Str(&'a str),
+    /// A key's UTF-8 bytes, unchecked ([`Row::partition_key_bytes`]).
+    Key(&'a [u8]),
     Ticks(Ticks),
     Edm(EdmRef<'a>),
 }
@@ -144,8 +146,9 @@ impl Accept {
 pub(super) fn compare(prop: Value<'_>, lit: &EdmValue) -> Outcome {
     match (prop, lit) {
         (Value::Str(a), EdmValue::String(b)) => Outcome::Ordered(utf16_cmp(a, b)),
+        (Value::Key(a), EdmValue::String(b)) => Outcome::Ordered(utf16_cmp_bytes(a, b.as_bytes())),
         (Value::Ticks(a), EdmValue::DateTime(b)) => Outcome::Ordered(a.cmp(b)),
-        (Value::Str(_) | Value::Ticks(_), _) => Outcome::Mismatch,
+        (Value::Str(_) | Value::Key(_) | Value::Ticks(_), _) => Outcome::Mismatch,
         (Value::Edm(p), _) => compare_edm(p, lit),
     }
 }

@@ -136,8 +136,13 @@ impl Term {
 /// them provably empty, at most [`MAX_RANGES`]. No range at all means no entity can
 /// match; `[KeyRange::unbounded()]` means the whole table.
 pub fn plan_ranges(expr: &Expr) -> Vec<KeyRange> {
-    let mut ranges: Vec<KeyRange> =
-        summarise(expr, false).into_iter().map(Term::into_range).filter(|r| !r.is_empty()).collect();
+    union(summarise(expr, false).into_iter().map(Term::into_range).collect())
+}
+
+/// The union of `ranges`: sorted, disjoint, none touching the next (at most
+/// [`MAX_RANGES`]; more collapse into their hull).
+fn union(ranges: Vec<KeyRange>) -> Vec<KeyRange> {
+    let mut ranges: Vec<KeyRange> = ranges.into_iter().filter(|r| !r.is_empty()).collect();
     ranges.sort_by(|a, b| match (&a.lower, &b.lower) {
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
@@ -182,14 +187,24 @@ pub struct RowKeys {
     pub upper: Option<(String, bool)>,
 }
 
-/// The RowKey interval every match of `expr` lies in, in every partition: the hull of
-/// its terms' RowKey intervals. `None` when it bounds no RowKey, or nothing matches.
-/// `RowKey eq 'x'` with no PartitionKey condition plans to the whole table; this lets a
+/// The RowKey intervals every match of `expr` lies in, in every partition: the union
+/// of its terms' RowKey intervals, sorted and disjoint (at most [`MAX_RANGES`], else
+/// their hull). `None` when they bound no RowKey, or nothing matches. `RowKey eq 'x' or
+/// RowKey eq 'y'` with no PartitionKey condition plans to the whole table; this lets a
 /// scan seek past each partition's other rows.
-pub fn plan_row_keys(expr: &Expr) -> Option<RowKeys> {
-    let rows =
-        summarise(expr, false).into_iter().filter(|t| !t.is_empty()).map(|t| t.rows).reduce(Rows::hull)?;
-    (rows.lower.is_some() || rows.upper.is_some()).then_some(RowKeys { lower: rows.lower, upper: rows.upper })
+pub fn plan_row_keys(expr: &Expr) -> Option<Vec<RowKeys>> {
+    let terms = summarise(expr, false).into_iter().filter(|t| !t.is_empty());
+    let intervals: Vec<RowKeys> = union(terms.map(|t| t.rows.within("")).collect())
+        .into_iter()
+        .map(|r| {
+            let rows = Rows::from_range(r);
+            RowKeys { lower: rows.lower, upper: rows.upper }
+        })
+        .collect();
+    match intervals.as_slice() {
+        [] | [RowKeys { lower: None, upper: None }] => None,
+        _ => Some(intervals),
+    }
 }
 
 /// Computes the single key range a scan for `expr` must cover: the hull of

@@ -337,25 +337,54 @@ fn orleans_sized_filters_plan_to_point_ranges() {
     }
 }
 
-// ---- plan_row_keys: the RowKey interval of every partition ----
+// ---- plan_row_keys: the RowKey intervals of every partition ----
 
 #[test]
-fn row_keys_are_the_hull_of_every_terms_interval() {
+fn row_keys_are_the_union_of_every_terms_interval() {
     let rows = |filter: &str| plan_row_keys(&p(filter));
     let bound = |s: &str, inclusive: bool| Some((s.to_owned(), inclusive));
-    assert_eq!(rows("RowKey eq 'x'"), Some(RowKeys { lower: bound("x", true), upper: bound("x", true) }));
+    let point = |s: &str| RowKeys { lower: bound(s, true), upper: bound(s, true) };
+    assert_eq!(rows("RowKey eq 'x'"), Some(vec![point("x")]));
     assert_eq!(
         rows("RowKey gt 'a' and RowKey lt 'c' and Count eq 1"),
-        Some(RowKeys { lower: bound("a", false), upper: bound("c", false) })
+        Some(vec![RowKeys { lower: bound("a", false), upper: bound("c", false) }])
+    );
+    // disjoint intervals stay apart, in order, whichever partitions their terms hold
+    assert_eq!(
+        rows("RowKey eq 'c' or (PartitionKey eq 'p' and RowKey eq 'a')"),
+        Some(vec![point("a"), point("c")])
     );
     assert_eq!(
-        rows("RowKey eq 'a' or (PartitionKey eq 'p' and RowKey eq 'c')"),
-        Some(RowKeys { lower: bound("a", true), upper: bound("c", true) })
+        rows("RowKey lt 'a' or RowKey gt 'z'"),
+        Some(vec![
+            RowKeys { lower: None, upper: bound("a", false) },
+            RowKeys { lower: bound("z", false), upper: None }
+        ])
     );
-    assert_eq!(rows("not (RowKey lt 'm')"), Some(RowKeys { lower: bound("m", true), upper: None }));
+    // overlapping or touching ones are one
+    assert_eq!(
+        rows("(RowKey ge 'a' and RowKey le 'm') or (RowKey gt 'm' and RowKey lt 'q') or RowKey eq 'b'"),
+        Some(vec![RowKeys { lower: bound("a", true), upper: bound("q", false) }])
+    );
+    assert_eq!(rows("not (RowKey lt 'm')"), Some(vec![RowKeys { lower: bound("m", true), upper: None }]));
     // a term that bounds no RowKey, no RowKey condition, nothing matching
     assert_eq!(rows("RowKey eq 'a' or Count eq 1"), None);
     assert_eq!(rows("PartitionKey eq 'a'"), None);
     assert_eq!(rows("RowKey lt 'a' and RowKey gt 'b'"), None);
-    assert_eq!(rows("RowKey ne 'a'"), None);
+    assert_eq!(rows("RowKey le 'a' or RowKey ge 'a'"), None);
+    // `ne` is two intervals
+    assert_eq!(
+        rows("RowKey ne 'a'"),
+        Some(vec![
+            RowKeys { lower: None, upper: bound("a", false) },
+            RowKeys { lower: bound("a", false), upper: None }
+        ])
+    );
+    // many: the union of more than 256 terms collapses (the first ones into their hull),
+    // and still holds every key
+    let many: Vec<String> = (0..300).map(|i| format!("RowKey eq 'k{i:03}'")).collect();
+    let planned = rows(&many.join(" or ")).expect("bounded");
+    assert!(planned.len() <= MAX_RANGES && planned.len() < 300, "{} intervals", planned.len());
+    assert_eq!(planned.first().map(|i| &i.lower), Some(&bound("k000", true)));
+    assert_eq!(planned.last(), Some(&point("k299")));
 }

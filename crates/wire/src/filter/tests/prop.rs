@@ -175,27 +175,39 @@ proptest! {
         }
     }
 
-    /// Every match's RowKey lies in the planned RowKey interval, compared as the store
-    /// orders keys (UTF-16 code units).
+    /// Every match's RowKey lies in one of the planned RowKey intervals, which are sorted
+    /// and disjoint, compared as the store orders keys (UTF-16 code units).
     #[test]
     fn planned_row_keys_drop_no_match(
         filter in key_filter(),
         rows in prop::collection::vec((key(), key()), 1..12),
     ) {
-        let Some(bounds) = plan_row_keys(&filter) else { return Ok(()) };
+        let Some(intervals) = plan_row_keys(&filter) else { return Ok(()) };
         let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        let above = |rk: &str, lower: &Option<(String, bool)>| lower.as_ref().is_none_or(|(l, inclusive)| {
+            let o = utf16(rk).cmp(&utf16(l));
+            o.is_gt() || (*inclusive && o.is_eq())
+        });
+        let below = |rk: &str, upper: &Option<(String, bool)>| upper.as_ref().is_none_or(|(u, inclusive)| {
+            let o = utf16(rk).cmp(&utf16(u));
+            o.is_lt() || (*inclusive && o.is_eq())
+        });
+        prop_assert!(intervals.len() <= MAX_RANGES);
+        for pair in intervals.windows(2) {
+            // each ends before the next begins, with a key between them
+            let (end, start) = (pair[0].upper.as_ref(), pair[1].lower.as_ref());
+            let (Some((u, _)), Some((l, _))) = (end, start) else {
+                prop_assert!(false, "{} plans unbounded inner ends: {:?}", filter, intervals);
+                continue;
+            };
+            prop_assert!(utf16(u) <= utf16(l), "{} plans {:?}", filter, intervals);
+            prop_assert!(!below(l, &pair[0].upper) && !above(u, &pair[1].lower), "{} plans {:?}", filter, intervals);
+        }
         for (pk, rk) in &rows {
             let e = Entity { partition_key: pk.clone(), row_key: rk.clone(), timestamp: Ticks(0), properties: vec![] };
             if eval(&filter, &e) {
-                let above = bounds.lower.as_ref().is_none_or(|(l, inclusive)| {
-                    let o = utf16(rk).cmp(&utf16(l));
-                    o.is_gt() || (*inclusive && o.is_eq())
-                });
-                let below = bounds.upper.as_ref().is_none_or(|(u, inclusive)| {
-                    let o = utf16(rk).cmp(&utf16(u));
-                    o.is_lt() || (*inclusive && o.is_eq())
-                });
-                prop_assert!(above && below, "{} matches ({:?}, {:?}) outside {:?}", filter, pk, rk, bounds);
+                let within = intervals.iter().any(|i| above(rk, &i.lower) && below(rk, &i.upper));
+                prop_assert!(within, "{} matches ({:?}, {:?}) outside {:?}", filter, pk, rk, intervals);
             }
         }
     }

@@ -17,7 +17,7 @@
 # Scenarios: point-read, insert (insert-many-partitions), batch-insert, filtered-scan
 # (20,000 entities, `Tag eq 'needle'`), filtered-walk (`not (Count ge 0 and Count le 1000000)`:
 # evaluated on the summary's columns), filtered-walk-string (`not (Tag ne 'nothing')`: on
-# columns too), filtered-walk-rows (`RowKey lt 'a' or RowKey gt 'z'`: every row read),
+# columns too), filtered-walk-rows (`RowKey ge 'r' and not (Count ge 0)`: every row read),
 # filtered-row-key (`RowKey eq 'nothing'`: each partition's rows passed over),
 # range-query (10 rows), page-all (every entity returned, per entity). N (operations; a
 # filtered-scan operation is a full pass), PRELOAD, CONNECTIONS (1), WARMUP, BIN, OUT,

@@ -195,10 +195,10 @@ const NOTHING_FILTER: &str = "not (Count ge 0 and Count le 1000000)";
 /// summary's span or Bloom filter narrows (a `not`), on a short String.
 const STRING_NOTHING_FILTER: &str = "not (Tag ne 'nothing')";
 
-/// The same on the RowKey (every preloaded one starts with `r`): no summary column holds
-/// the keys, and the RowKeys it takes, below `a` or above `z`, bound none in a
-/// partition, so every row is read from the store.
-const ROWS_NOTHING_FILTER: &str = "RowKey lt 'a' or RowKey gt 'z'";
+/// The same with the RowKey (every preloaded one starts with `r`): no summary column
+/// holds the keys, and the RowKeys it takes hold every row, so every row is read from
+/// the store, its RowKey and `Count` evaluated.
+const ROWS_NOTHING_FILTER: &str = "RowKey ge 'r' and not (Count ge 0)";
 
 /// A RowKey no preloaded entity has, looked for in every partition (no PartitionKey):
 /// the planner bounds the RowKey in each partition, not the partitions.

@@ -319,14 +319,13 @@ pub fn key_bytes(enc: &[u8]) -> Option<&[u8]> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let plain_ascii = |w: u64| (w | w.wrapping_sub(ONES)) & HIGHS == 0;
+    let unchanged = |bytes: &[u8]| !bytes.iter().any(|&b| b == ESC || b >= 0xF5);
     let mut words = text.chunks_exact(8);
-    if words.all(|w| plain_ascii(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))) {
-        if !words.remainder().iter().any(|&b| b == ESC || b >= 0xF5) {
-            return Some(text);
-        }
-        return None;
+    match words.all(|w| plain_ascii(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))) {
+        true => unchanged(words.remainder()),
+        false => unchanged(text),
     }
-    (!text.iter().any(|&b| b == ESC || b >= 0xF5)).then_some(text)
+    .then_some(text)
 }
 
 /// The string one `enc(s)` (terminator included) holds: borrowed where the encoding

@@ -438,7 +438,7 @@ impl Rows<'_> {
             };
         }
         // Some(verdict) of the filter on the head; None: it changed under the scan
-        let (verdict, keys) = match projected {
+        let verdict = match projected {
             Ok(Some(timestamp)) => {
                 let row = Projection {
                     partition_key: LazyKey::new(parts.map(|(pk, _)| pk), &undecodable),
@@ -447,15 +447,9 @@ impl Rows<'_> {
                     names: &needs.properties,
                     slots,
                 };
-                let verdict = keep(&row);
-                // the keys the filter read are the entity's (decoded once)
-                let keys = match parts {
-                    Some(_) => row.partition_key.text.into_inner().zip(row.row_key.text.into_inner()),
-                    None => None,
-                };
-                (Some(verdict), keys.map(|(pk, rk)| (pk.into_owned(), rk.into_owned())))
+                Some(keep(&row))
             }
-            Err(StoreError::Torn) | Ok(None) => (None, None),
+            Err(StoreError::Torn) | Ok(None) => None,
             Err(e) => return Err(e),
         };
         if undecodable.get() {
@@ -464,12 +458,16 @@ impl Rows<'_> {
         if verdict == Some(false) {
             return Ok(None);
         }
+        // a kept row's keys from the parts the filter read (not split again)
+        let owned_keys = verdict
+            .and(parts)
+            .and_then(|(pk, rk)| Some((keys::key_text(pk)?.into_owned(), keys::key_text(rk)?.into_owned())));
         let in_hand = match (&heap, &mut self.heaps) {
             (Some(heap), _) => Some(heap.as_slice()),
             (None, Some(cursor)) => cursor.find(&keys::heap_key(k))?,
             (None, None) => None,
         };
-        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand, keys)? {
+        Ok(match complete_row(self.store, self.stripes, self.table_id, k, head, in_hand, owned_keys)? {
             // re-read: the filter must see what is returned
             Some((e, stale)) if stale || verdict.is_none() => keep(&e).then_some(e),
             Some((e, _)) => Some(e),
@@ -649,11 +647,10 @@ impl Row for Projection<'_> {
     }
 }
 
-/// One key of a scanned row as stored (`enc(key)`), decoded the first time the filter
-/// reads it as a string: most filters of keys read one of them, compare its bytes
-/// ([`Row::row_key_bytes`]: those of a key with nothing escaped, as stored), and a key
-/// with nothing escaped is borrowed, not copied. Bytes that are no key's read as "" and set `undecodable`, which
-/// fails the scan; a key the scan did not read (its filter reads none) is "".
+/// One key of a scanned row as stored (`enc(key)`): compared as its stored bytes
+/// ([`Row::row_key_bytes`]) where the store escaped nothing, else decoded the first
+/// time the filter reads it. Bytes that are no key's read as "" and set `undecodable`,
+/// which fails the scan; a key the scan did not read (its filter reads none) is "".
 struct LazyKey<'a> {
     encoded: Option<&'a [u8]>,
     text: OnceCell<Cow<'a, str>>,
